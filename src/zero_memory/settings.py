@@ -1,0 +1,129 @@
+"""One frozen settings object, read once from an environ mapping.
+
+Nothing reads ``os.environ`` except ``Settings.from_environ`` at the edge; tests
+hand in a dict. Every ``ZM_*`` variable is documented in the README.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from zero_memory import errors
+
+DEFAULT_MODELS = {
+    # provider: (adjudication model, fast model)
+    "openai": ("gpt-4.1", "gpt-4.1-mini"),
+    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5"),
+    "none": ("none", "none"),
+}
+JUDGE_PROVIDERS = tuple(DEFAULT_MODELS)
+
+
+@dataclass(frozen=True, slots=True)
+class HygieneConfig:
+    """Every tuning number of the write path and the hygiene pipeline, with its default.
+
+    Similarity floors are cosine similarities calibrated for the default
+    embedding model (docs/calibration.md); confidence gates do not depend on it.
+    """
+
+    sweep_similarity: float = 0.55
+    sweep_max_candidates: int = 3
+    dedup_similarity: float = 0.92
+    same_session_similarity: float = 0.95
+    provisional_yield_similarity: float = 0.85
+    similar_existing_similarity: float = 0.5
+    similar_existing_limit: int = 10
+    retro_similarity: float = 0.5
+    retro_max_candidates: int = 20
+    lookback_days: int = 7
+    auto_confidence: float = 0.9
+    auto_invalidate_confidence: float = 0.95
+    complementary_link_confidence: float = 0.9
+    portable_min_confidence: float = 0.7
+    portability_max_per_run: int = 10
+    rescan_min_surfacings: int = 10
+    rescan_window_days: int = 90
+    rescan_max_subjects: int = 5
+    rescan_max_new_queue_rows: int = 2
+    stale_suspect_threshold: int = 2
+    stale_suspect_window_days: int = 90
+    length_directive_chars: int = 1_500
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    home: Path
+    database_url: str
+    embedding_model: str = "usem3"
+    judge_provider: str = "none"
+    judge_base_url: str | None = None
+    judge_api_key: str | None = field(default=None, repr=False)
+    judge_timeout_s: float = 60.0
+    hygiene_model: str = "none"
+    hygiene_fast_model: str = "none"
+    hygiene_on_write: bool = False
+    scan_interval_hours: float | None = None
+    auto_create_projects: bool = True
+    user: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
+    hygiene: HygieneConfig = field(default_factory=HygieneConfig)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        home = Path(env.get("ZM_HOME") or Path.home() / ".local" / "share" / "zero-memory").expanduser()
+        provider = env.get("ZM_JUDGE_PROVIDER", "none").strip().lower() or "none"
+        if provider not in JUDGE_PROVIDERS:
+            raise errors.validation(
+                f"ZM_JUDGE_PROVIDER: {provider!r} is not one of {', '.join(JUDGE_PROVIDERS)}"
+            )
+        strong, fast = DEFAULT_MODELS[provider]
+        provider_key = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "")
+        return cls(
+            home=home,
+            database_url=env.get("ZM_DATABASE_URL") or f"sqlite:///{home / 'zm.db'}",
+            embedding_model=env.get("ZM_EMBEDDING_MODEL") or "usem3",
+            judge_provider=provider,
+            judge_base_url=env.get("ZM_JUDGE_BASE_URL") or None,
+            judge_api_key=env.get("ZM_JUDGE_API_KEY") or env.get(provider_key) or None,
+            judge_timeout_s=_number(env, "ZM_JUDGE_TIMEOUT_S", None) or 60.0,
+            hygiene_model=env.get("ZM_HYGIENE_MODEL") or strong,
+            hygiene_fast_model=env.get("ZM_HYGIENE_FAST_MODEL") or fast,
+            hygiene_on_write=_flag(env, "ZM_HYGIENE_ON_WRITE", False),
+            scan_interval_hours=_number(env, "ZM_HYGIENE_SCAN_INTERVAL_HOURS", None),
+            auto_create_projects=_flag(env, "ZM_AUTO_CREATE_PROJECTS", True),
+            user=env.get("ZM_USER") or None,
+            secret_key=env.get("ZM_SECRET_KEY") or None,
+        )
+
+    def with_changes(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise errors.validation(f"{name}: expected 0 or 1, got {raw[:20]!r}")
+
+
+def _number(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise errors.validation(f"{name}: expected a number, got {raw[:20]!r}") from None
+    if value <= 0:
+        raise errors.validation(f"{name}: must be positive")
+    return value
