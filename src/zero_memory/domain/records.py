@@ -1,0 +1,143 @@
+"""The other rows of the store: users, projects, links, audit entries, disputes, runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from zero_memory.domain.scopes import Role
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: str
+    display_name: str
+    created_at: datetime
+    is_local: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    scope: str
+    owner: str
+    kind: str
+    slug: str
+    path: str | None
+    remote: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    scope: str
+    user_id: str
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    id: str
+    src: str
+    dst: str
+    type: str
+    created_at: datetime
+    created_by: str
+    run_id: str | None = None
+    removed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    seq: int
+    at: datetime
+    actor: str
+    action: str
+    owner: str | None
+    memory_ids: list[str]
+    payload: dict[str, Any]
+    run_id: str | None = None
+
+
+class DisputeShape(StrEnum):
+    PAIR = "pair"
+    SINGLE = "single"
+
+
+class DisputeStatus(StrEnum):
+    PENDING = "pending"
+    RESOLVED = "resolved"
+    DISMISSED = "dismissed"
+
+
+@dataclass(frozen=True, slots=True)
+class Dispute:
+    id: str
+    owner: str
+    shape: DisputeShape
+    verdict: str
+    origin: str
+    status: DisputeStatus
+    memory_a: str
+    created_at: datetime
+    memory_b: str | None = None
+    direction: str | None = None
+    confidence: float | None = None
+    rationale: str | None = None
+    model: str | None = None
+    pair_key: str | None = None
+    reason: str | None = None
+    run_id: str | None = None
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+    resolution: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pending(self) -> bool:
+        return self.status is DisputeStatus.PENDING
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    id: str
+    owner: str | None
+    kind: str
+    status: RunStatus
+    dry_run: bool
+    started_by: str
+    started_at: datetime
+    finished_at: datetime | None
+    summary: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """Who is asking and which scopes they may read and write.
+
+    Every query of memories takes one; an id outside ``readable`` answers
+    exactly as a missing id does.
+    """
+
+    uid: str
+    readable: frozenset[str]
+    writable: frozenset[str]
+
+    def can_read(self, scope: str) -> bool:
+        return scope in self.readable
+
+    def can_write(self, scope: str) -> bool:
+        return scope in self.writable
+
+
+def pair_key(a: str, b: str) -> str:
+    """The order-free key of a pair of memory ids."""
+    lo, hi = sorted((a, b))
+    return f"{lo}|{hi}"

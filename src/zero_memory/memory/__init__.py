@@ -1,0 +1,1 @@
+"""The write path: content guard, dedup cascade, declared supersede, recall, lifecycle."""

@@ -1,0 +1,212 @@
+"""The store port.
+
+Services reach data only through a ``Tx`` taken from ``Store.tx()``; nothing
+outside ``store/`` writes SQL. Reads of memories take a ``Visibility`` (the
+caller's scopes) or ``SYSTEM`` (a named system pass acting on an owner's
+memories): there is no unfiltered default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.domain.records import (
+    AuditEntry,
+    Dispute,
+    DisputeStatus,
+    Link,
+    Membership,
+    Project,
+    Run,
+    RunStatus,
+    User,
+    Visibility,
+)
+
+
+class System:
+    """The reader of a system pass: sees every memory, named explicitly."""
+
+    def __repr__(self) -> str:
+        return "SYSTEM"
+
+
+SYSTEM = System()
+Reader = Visibility | System
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    memory: Memory
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    verdict: str
+    confidence: float
+    rationale: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class DisputeQuery:
+    owner: str | None = None
+    scopes: frozenset[str] | None = None
+    status: DisputeStatus | None = DisputeStatus.PENDING
+    verdict: str | None = None
+    shape: str | None = None
+    origin: str | None = None
+    limit: int = 50
+    after: str | None = None
+
+
+class Tx(Protocol):
+    # users, tokens, keys
+    def add_user(self, user: User) -> None: ...
+    def get_user(self, uid: str) -> User | None: ...
+    def list_users(self) -> list[User]: ...
+    def add_token(self, token_id: str, user_id: str, token_hash: str, at: datetime) -> None: ...
+    def get_token(self, token_id: str) -> tuple[str, str] | None: ...
+    def revoke_tokens(self, user_id: str, at: datetime) -> int: ...
+    def set_provider_key(self, user_id: str, provider: str, ciphertext: str, at: datetime) -> None: ...
+    def get_provider_key(self, user_id: str, provider: str) -> str | None: ...
+
+    # projects, membership, sessions
+    def add_project(self, project: Project) -> None: ...
+    def get_project(self, scope: str) -> Project | None: ...
+    def find_projects(
+        self, *, path: str | None = None, remote: str | None = None, slug: str | None = None
+    ) -> list[Project]: ...
+    def list_projects(self, scopes: Collection[str] | None = None) -> list[Project]: ...
+    def set_membership(self, scope: str, user_id: str, role: str, at: datetime) -> None: ...
+    def memberships(self, user_id: str) -> list[Membership]: ...
+    def get_session(self, owner: str, session_id: str) -> str | None: ...
+    def attach_session(self, owner: str, session_id: str, scope: str, at: datetime) -> str: ...
+
+    # memories
+    def insert_memory(self, memory: Memory, vector: np.ndarray, model: str) -> None: ...
+    def get_memory(self, memory_id: str, reader: Reader) -> Memory | None: ...
+    def get_memories(self, ids: Collection[str], reader: Reader) -> dict[str, Memory]: ...
+    def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None: ...
+    def find_by_hash(self, owner: str, content_hash: str) -> list[Memory]: ...
+    def set_status(
+        self,
+        memory_id: str,
+        status: Status,
+        reason: InvalidationReason | None,
+        superseded_by: str | None,
+        at: datetime,
+    ) -> None: ...
+    def set_scope(self, memory_id: str, scope: str, original_scope: str | None, at: datetime) -> None: ...
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+    ) -> list[Neighbour]: ...
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]: ...
+    def memory_vector(self, memory_id: str) -> np.ndarray | None: ...
+    def update_embedding(self, memory_id: str, vector: np.ndarray, model: str) -> None: ...
+    def live_memories(
+        self,
+        *,
+        owner: str | None = None,
+        since: datetime | None = None,
+        after: tuple[datetime, str] | None = None,
+        kinds: Collection[str] | None = None,
+        scope_prefix: str | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[Memory]: ...
+    def iter_memories(self, *, batch: int = 500) -> Iterator[Memory]: ...
+    def count_memories(self, *, owner: str | None = None, status: Status | None = None) -> int: ...
+    def embedding_models(self) -> dict[str, int]: ...
+
+    # links
+    def add_link(self, link: Link) -> None: ...
+    def links_of(self, memory_id: str) -> list[Link]: ...
+    def has_link(self, a: str, b: str, link_type: str) -> bool: ...
+    def remove_links(self, *, dst: str, link_type: str, at: datetime) -> list[Link]: ...
+
+    # audit
+    def add_audit(
+        self,
+        *,
+        actor: str,
+        action: str,
+        owner: str | None,
+        memory_ids: Sequence[str],
+        payload: dict[str, Any],
+        run_id: str | None,
+        at: datetime,
+    ) -> int: ...
+    def audit_for_memory(self, memory_id: str, *, limit: int = 200) -> list[AuditEntry]: ...
+    def audit_for_run(self, run_id: str) -> list[AuditEntry]: ...
+    def audit_actions(self, action: str, *, since: datetime | None = None) -> list[AuditEntry]: ...
+
+    # review queue
+    def add_dispute(self, dispute: Dispute) -> bool: ...
+    def get_dispute(self, dispute_id: str) -> Dispute | None: ...
+    def dispute_for_pair(self, pair_key: str) -> Dispute | None: ...
+    def list_disputes(self, query: DisputeQuery) -> list[Dispute]: ...
+    def count_disputes(self, query: DisputeQuery) -> int: ...
+    def open_disputes_for(self, memory_ids: Collection[str]) -> list[Dispute]: ...
+    def settle_dispute(
+        self, dispute_id: str, status: DisputeStatus, resolution: dict[str, Any], by: str, at: datetime
+    ) -> bool: ...
+
+    # judgement cache
+    def get_judgement(self, pair_key: str, model: str) -> Judgement | None: ...
+    def put_judgement(self, pair_key: str, judgement: Judgement, at: datetime) -> None: ...
+
+    # runs
+    def add_run(self, run: Run) -> None: ...
+    def finish_run(self, run_id: str, status: RunStatus, summary: dict[str, Any], at: datetime) -> None: ...
+    def get_run(self, run_id: str) -> Run | None: ...
+    def list_runs(self, *, owner: str | None = None, limit: int = 50) -> list[Run]: ...
+    def runs_with_status(self, status: RunStatus) -> list[Run]: ...
+
+    # usage
+    def add_ledger(
+        self,
+        *,
+        owner: str,
+        model: str,
+        purpose: str,
+        input_tokens: int,
+        output_tokens: int,
+        latency_ms: int,
+        outcome: str,
+        run_id: str | None,
+        at: datetime,
+    ) -> None: ...
+    def ledger(self, *, owner: str | None = None, run_id: str | None = None) -> list[dict[str, Any]]: ...
+    def add_usage_event(
+        self, *, user_id: str, tool: str, client: str, outcome: str, declared_supersede: bool, at: datetime
+    ) -> None: ...
+    def usage_events(self, *, tool: str | None = None, since: datetime | None = None) -> list[dict[str, Any]]: ...
+    def add_surfacings(self, user_id: str, memory_ids: Sequence[str], at: datetime) -> None: ...
+    def surfacing_counts(self, *, since: datetime, min_count: int) -> list[tuple[str, int]]: ...
+
+
+class Store(Protocol):
+    """A database. ``tx(write=True)`` serializes writers; reads see committed data."""
+
+    backend: str
+    dim: int
+
+    def tx(self, *, write: bool = False) -> AbstractContextManager[Tx]: ...
+    def advisory_lock(self, name: str) -> AbstractContextManager[bool]: ...
+    def close(self) -> None: ...

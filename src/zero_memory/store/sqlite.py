@@ -1,0 +1,225 @@
+"""The embedded default: one SQLite file, WAL, FTS5, an in-process vector index.
+
+Writers take ``BEGIN IMMEDIATE``, so several processes can write one file
+without losing a write; readers never block them (WAL).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zero_memory.clock import to_text, utcnow
+from zero_memory.store import migrations
+from zero_memory.store.base import SYSTEM, Neighbour
+from zero_memory.store.sql import SqlTx, marks
+from zero_memory.store.vector_index import Row, VectorIndex
+
+BUSY_TIMEOUT_MS = 60_000
+WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+class SQLiteTx(SqlTx):
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+        self.store = store
+        self.conn = conn
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(sql, tuple(params)).rowcount
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(sql, tuple(params))
+        names = [d[0] for d in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def _embedding_param(self, vector: np.ndarray) -> Any:
+        return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+    def _vector_from_value(self, value: Any) -> np.ndarray:
+        return np.frombuffer(value, dtype=np.float32).copy()
+
+    def _changed_rows(self, watermark: int) -> list[Row]:
+        cursor = self.conn.execute(
+            "SELECT id, owner, scope, status, embedding, rev FROM memories WHERE rev > ? ORDER BY rev", (watermark,)
+        )
+        return [(r[0], r[1], r[2], r[3] == "live", r[4], r[5]) for r in cursor.fetchall()]
+
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+    ) -> list[Neighbour]:
+        index = self.store.index
+        index.refresh(self._changed_rows)
+        # Ask for a few more than needed: rows this transaction cannot see drop out below.
+        hits = index.search(vector, floor=floor, limit=limit + 8, scopes=scopes, owner=owner, exclude=exclude)
+        if not hits:
+            return []
+        found = self.get_memories([memory_id for memory_id, _ in hits], SYSTEM)
+        neighbours = [
+            Neighbour(found[memory_id], similarity)
+            for memory_id, similarity in hits
+            if memory_id in found and found[memory_id].live
+        ]
+        return neighbours[:limit]
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        words = [w for w in WORD_RE.findall(query) if len(w) > 1][:32]
+        if not words or not scopes:
+            return []
+        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        scopes = sorted(scopes)
+        rows = self.conn.execute(
+            "SELECT m.id FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
+            f"WHERE memories_fts MATCH ? AND m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
+            "ORDER BY bm25(memories_fts) LIMIT ?",
+            (match, *scopes, limit),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+
+class SQLiteStore:
+    backend = "sqlite"
+
+    def __init__(self, path: Path, *, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+        self.index = VectorIndex(dim)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    @classmethod
+    def open(cls, url: str, *, dim: int = 512) -> SQLiteStore:
+        path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(path, dim=dim)
+        store.migrate()
+        return store
+
+    # -- connections and transactions ------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._local.conn = conn
+            self._local.depth = 0
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def tx(self, *, write: bool = False) -> Iterator[SQLiteTx]:
+        conn = self._connection()
+        if self._local.depth > 0:
+            # A nested transaction joins the outer one.
+            self._local.depth += 1
+            try:
+                yield SQLiteTx(self, conn)
+            finally:
+                self._local.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        self._local.depth = 1
+        try:
+            yield SQLiteTx(self, conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            # The index may hold rows this transaction wrote and just rolled back.
+            self.index.reset()
+            raise
+        else:
+            conn.execute("COMMIT")
+        finally:
+            self._local.depth = 0
+
+    @contextmanager
+    def advisory_lock(self, name: str) -> Iterator[bool]:
+        """A named lock shared by every process using the file; yields whether it was taken."""
+        now = utcnow()
+        with self.tx(write=True) as tx:
+            tx._exec("DELETE FROM locks WHERE name = ? AND expires_at < ?", (name, to_text(now)))
+            taken = tx._exec(
+                "INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                (name, self._holder, to_text(now + timedelta(hours=6))),
+            ) > 0
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self.tx(write=True) as tx:
+                    tx._exec("DELETE FROM locks WHERE name = ? AND holder = ?", (name, self._holder))
+
+    def migrate(self) -> list[str]:
+        """Apply every migration not yet applied; safe when several processes start at once."""
+        conn = self._connection()
+        conn.execute("PRAGMA journal_mode = WAL")
+        applied: list[str] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                "applied_at TEXT NOT NULL)"
+            )
+            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            for version, name, sql in migrations.scripts("sqlite"):
+                if version in done:
+                    continue
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, to_text(utcnow())),
+                )
+                applied.append(name)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return applied
+
+    def close(self) -> None:
+        with self._connections_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a script into statements, keeping trigger bodies whole."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if not buffer and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()

@@ -1,0 +1,1 @@
+"""Tests for the judge: verdicts, prompt, providers over real HTTP, ledger, evaluation."""

@@ -1,0 +1,1 @@
+"""Tests for the write path, recall and lifecycle."""
