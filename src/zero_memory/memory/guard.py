@@ -35,8 +35,10 @@ _EXTRA_KEY_HEADERS = (
     re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"),
     re.compile(r"PuTTY-User-Key-File-3"),
 )
-# A header alone (a note on key formats) is not a key: require key material after it.
-_KEY_BODY = re.compile(r"[A-Za-z0-9+/]{40,}")
+# A header alone (a note on key formats) is not a key: require key material after
+# it, starting a line, right after the dashes, or after a "\n" escape (a key pasted
+# from an env file). A run of 40 base64 characters is far shorter than any key.
+_KEY_BODY = re.compile(r"(?:^|-----|\\n)[ \t]*[A-Za-z0-9+/]{40}", re.MULTILINE)
 _KEY_BODY_WITHIN = 400
 # Anchored on the literal "://" so a long run of word characters costs one pass.
 # The user may be empty (redis://:password@host); the password may not.
