@@ -69,6 +69,10 @@ class DisputeQuery:
 
 
 class Tx(Protocol):
+    def serialize(self, key: str) -> None:
+        """Serialize this write transaction with every other one naming the same key."""
+        ...
+
     # users, tokens, keys
     def add_user(self, user: User) -> None: ...
     def get_user(self, uid: str) -> User | None: ...

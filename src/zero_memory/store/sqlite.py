@@ -34,6 +34,9 @@ class SQLiteTx(SqlTx):
         self.store = store
         self.conn = conn
 
+    def serialize(self, key: str) -> None:
+        """Nothing to do: BEGIN IMMEDIATE already serializes every writer of the file."""
+
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 
