@@ -1,0 +1,164 @@
+"""The judge port: what the pipeline asks, what it gets back.
+
+The pipeline hands a ``Judge`` one request — a pair of memories, or one memory
+for the portability question — and gets back exactly one of:
+
+- ``Judged`` / ``JudgedPortability``: a validated verdict and what it cost;
+- ``Unjudged``: offer mode, no model was asked (the pair is parked ``unjudged``);
+- ``JudgeFailure``: no judgement — a timeout, an HTTP error, a refusal, an
+  answer that broke the contract. The pipeline treats it as nothing: no
+  action, nothing cached, the pair is tried again on a later run.
+
+A request carries each memory's kind, age and verbatim content, and nothing
+else: never its scope or project (measured to make the judge worse), never
+its id or rank (deterministic rules belong to routing, not to the model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import ClassVar, Protocol, overload, runtime_checkable
+
+from zero_memory.domain.memory import Memory, age_days
+from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, PortabilityVerdict
+
+
+class Purpose(StrEnum):
+    """Why the judge was called; the usage ledger's ``purpose``."""
+
+    SCAN = "scan"
+    REJUDGE = "rejudge"
+    RESCAN = "rescan"
+    PORTABILITY = "portability"
+    GATE = "gate"
+    RETRO = "retro"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedMemory:
+    """One memory as the judge sees it."""
+
+    kind: str
+    age_days: float
+    content: str
+
+    @classmethod
+    def of(cls, memory: Memory, now: datetime) -> JudgedMemory:
+        return cls(kind=str(memory.kind), age_days=age_days(memory.created_at, now), content=memory.content)
+
+
+@dataclass(frozen=True, slots=True)
+class PairRequest:
+    """How do A and B relate? ``provisional``: a side has rank 0, so the fast model judges."""
+
+    a: JudgedMemory
+    b: JudgedMemory
+    purpose: Purpose = Purpose.SCAN
+    provisional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PortabilityRequest:
+    """Does this project memory hold outside its project? Judged by the adjudication model."""
+
+    memory: JudgedMemory
+    purpose: Purpose = Purpose.PORTABILITY
+
+
+JudgeRequest = PairRequest | PortabilityRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What one judge call cost: retries included, tokens zero when the provider said nothing."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+
+
+class FailureKind(StrEnum):
+    TIMEOUT = "timeout"
+    """No answer within ``ZM_JUDGE_TIMEOUT_S`` (the whole call, retries included)."""
+    HTTP_ERROR = "http_error"
+    """The provider answered with an error status (after retries, for 5xx)."""
+    RATE_LIMITED = "rate_limited"
+    """HTTP 429, still after the bounded retries."""
+    MALFORMED = "malformed"
+    """The answer is not a JSON object, is truncated, or the reply has no answer in it."""
+    INVALID_VERDICT = "invalid_verdict"
+    """A JSON object that breaks the contract: unknown verdict, confidence outside [0, 1], …"""
+    REFUSAL = "refusal"
+    """The model declined to answer."""
+    UNAVAILABLE = "unavailable"
+    """The provider could not be reached or is not usable as configured (no key, no connection)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    verdict: HygieneVerdict
+    usage: Usage
+    outcome: ClassVar[str] = "judged"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedPortability:
+    verdict: PortabilityVerdict
+    usage: Usage
+    outcome: ClassVar[str] = "judged"
+
+
+@dataclass(frozen=True, slots=True)
+class Unjudged:
+    """Offer mode: no model was asked. The pair is parked with verdict ``unjudged``."""
+
+    usage: Usage | None = None
+    outcome: ClassVar[str] = UNJUDGED
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeFailure:
+    """No judgement. ``detail`` is for people and logs; it never contains a key."""
+
+    kind: FailureKind
+    detail: str
+    usage: Usage
+
+    @property
+    def outcome(self) -> str:
+        return str(self.kind)
+
+
+PairResult = Judged | Unjudged | JudgeFailure
+PortabilityResult = JudgedPortability | Unjudged | JudgeFailure
+JudgeResult = Judged | JudgedPortability | Unjudged | JudgeFailure
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """The port. ``provider`` names the implementation (``openai``, ``anthropic``, ``none``, ``fake``)."""
+
+    @property
+    def provider(self) -> str: ...
+
+    def model_for(self, request: JudgeRequest) -> str:
+        """The exact model string a call for ``request`` uses: the judgement cache's key."""
+        ...
+
+    @overload
+    def judge(self, request: PairRequest) -> PairResult: ...
+    @overload
+    def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    def judge(self, request: JudgeRequest) -> JudgeResult:
+        """Ask once; never raises for anything the provider does."""
+        ...
+
+
+def model_for(request: JudgeRequest, *, model: str, fast_model: str) -> str:
+    """The two paths: the fast model when a side is provisional, else the adjudication model."""
+    if isinstance(request, PairRequest) and request.provisional:
+        return fast_model
+    return model
