@@ -30,14 +30,14 @@ class HygieneConfig:
     embedding model (docs/calibration.md); confidence gates do not depend on it.
     """
 
-    sweep_similarity: float = 0.55
+    sweep_similarity: float = 0.48
     sweep_max_candidates: int = 3
-    dedup_similarity: float = 0.92
-    same_session_similarity: float = 0.95
-    provisional_yield_similarity: float = 0.85
-    similar_existing_similarity: float = 0.5
+    dedup_similarity: float = 0.89
+    same_session_similarity: float = 0.96
+    provisional_yield_similarity: float = 0.65
+    similar_existing_similarity: float = 0.46
     similar_existing_limit: int = 10
-    retro_similarity: float = 0.5
+    retro_similarity: float = 0.41
     retro_max_candidates: int = 20
     lookback_days: int = 7
     auto_confidence: float = 0.9
@@ -52,6 +52,8 @@ class HygieneConfig:
     stale_suspect_threshold: int = 2
     stale_suspect_window_days: int = 90
     length_directive_chars: int = 1_500
+    recall_similarity: float = 0.2
+    recall_candidates: int = 60
 
 
 @dataclass(frozen=True, slots=True)

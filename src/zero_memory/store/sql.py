@@ -794,6 +794,17 @@ class SqlTx:
         )
         return [(r["memory_id"], int(r["n"])) for r in rows]
 
+    def surfacings_of(self, memory_ids: Collection[str], *, since: datetime) -> dict[str, int]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            f"SELECT memory_id, count(*) AS n FROM surfacings WHERE at >= ? AND memory_id IN ({marks(len(ids))}) "
+            "GROUP BY memory_id",
+            [to_text(since), *ids],
+        )
+        return {r["memory_id"]: int(r["n"]) for r in rows}
+
 
 def _user(row: dict[str, Any]) -> User:
     return User(row["id"], row["display_name"], from_text(row["created_at"]), bool(row["is_local"]))

@@ -1,0 +1,1 @@
+"""Who may do what: users and tokens, projects and membership, the visibility predicate."""

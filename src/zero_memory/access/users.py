@@ -1,0 +1,97 @@
+"""Accounts and their bearer tokens.
+
+A token is ``zm_<id>_<secret>`` with 256 random bits; only a SHA-256 digest of
+the secret is stored (the standard for high-entropy API tokens: a slow
+password hash buys nothing against 256 bits and would cost every request).
+Verification looks the row up by id and compares digests in constant time.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import hmac
+import secrets
+
+from zero_memory import errors
+from zero_memory.clock import utcnow
+from zero_memory.domain import scopes
+from zero_memory.domain.records import User
+from zero_memory.store.base import Store, Tx
+
+TOKEN_PREFIX = "zm_"
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def default_local_uid() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "local"
+    slug = scopes.slugify(name)
+    return slug if scopes.is_slug(slug) else "local"
+
+
+def add_user(tx: Tx, uid: str, *, display_name: str | None = None, is_local: bool = False) -> User:
+    if not scopes.is_slug(uid):
+        raise errors.validation(
+            f"name: {uid[:40]!r} is not a valid user name (lowercase letters, digits, - and _; at most 63)"
+        )
+    if tx.get_user(uid) is not None:
+        raise errors.conflict(f"user {uid} exists already")
+    user = User(id=uid, display_name=display_name or uid, created_at=utcnow(), is_local=is_local)
+    tx.add_user(user)
+    tx.add_audit(actor=uid, action="user.add", owner=uid, memory_ids=[], payload={"user": uid}, run_id=None,
+                 at=user.created_at)
+    return user
+
+
+def issue_token(tx: Tx, uid: str) -> str:
+    if tx.get_user(uid) is None:
+        raise errors.not_found(f"user {uid}")
+    token_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    tx.add_token(token_id, uid, _digest(secret), utcnow())
+    tx.add_audit(actor=uid, action="token.issue", owner=uid, memory_ids=[], payload={"token_id": token_id},
+                 run_id=None, at=utcnow())
+    return f"{TOKEN_PREFIX}{token_id}_{secret}"
+
+
+def verify_token(store: Store, token: str) -> str | None:
+    """The user a bearer token belongs to, or None. Never raises on malformed input."""
+    if not token.startswith(TOKEN_PREFIX):
+        return None
+    token_id, _, secret = token[len(TOKEN_PREFIX) :].partition("_")
+    if not token_id or not secret:
+        return None
+    with store.tx() as tx:
+        row = tx.get_token(token_id)
+    if row is None:
+        # Spend the same work as a real comparison so timing does not tell ids apart.
+        hmac.compare_digest(_digest(secret), _digest(token_id))
+        return None
+    user_id, stored = row
+    return user_id if hmac.compare_digest(_digest(secret), stored) else None
+
+
+def ensure_local_user(store: Store, uid: str | None) -> str:
+    """The user stdio and the CLI speak as: ``ZM_USER``, else the single local user (created on first use)."""
+    with store.tx(write=True) as tx:
+        if uid:
+            if tx.get_user(uid) is None:
+                if tx.list_users():
+                    raise errors.not_found(f"user {uid} (create it with 'zm user add {uid}')")
+                add_user(tx, uid, is_local=True)
+            return uid
+        users = tx.list_users()
+        local = [u for u in users if u.is_local]
+        if local:
+            return local[0].id
+        if len(users) == 1:
+            return users[0].id
+        if users:
+            raise errors.validation("several users exist; set ZM_USER to choose who this is")
+        return add_user(tx, default_local_uid(), is_local=True).id

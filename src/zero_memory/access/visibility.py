@@ -1,0 +1,21 @@
+"""The one visibility predicate: the scopes a user may read and write.
+
+A user reads their personal root, their core, and every project or team scope
+they are a member of; writes need the writer or admin role there. Every
+service computes a ``Visibility`` once per call and hands it to the store.
+"""
+
+from __future__ import annotations
+
+from zero_memory.domain import scopes
+from zero_memory.domain.records import Visibility
+from zero_memory.domain.scopes import ROLE_CAN_WRITE
+from zero_memory.store.base import Tx
+
+
+def visibility(tx: Tx, uid: str) -> Visibility:
+    own = {scopes.personal(uid), scopes.core(uid)}
+    members = tx.memberships(uid)
+    readable = own | {m.scope for m in members}
+    writable = own | {m.scope for m in members if m.role in ROLE_CAN_WRITE}
+    return Visibility(uid=uid, readable=frozenset(readable), writable=frozenset(writable))

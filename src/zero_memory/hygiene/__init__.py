@@ -1,0 +1,1 @@
+"""The hygiene pipeline, one module per stage in the order data flows through them."""

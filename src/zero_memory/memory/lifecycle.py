@@ -1,0 +1,212 @@
+"""Lifecycle: forget, restore, close a loop, move, link, and read one memory whole.
+
+Nothing here deletes: every change sets or clears an invalidation, keeps the
+row and its text, and writes an audit row. ``restore_memory`` undoes any
+invalidation, whoever made it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.bootstrap import App
+from zero_memory.clock import to_text
+from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.domain.records import Link, Visibility
+from zero_memory.ids import new_id
+from zero_memory.memory.models import (
+    AuditView,
+    DisputeRef,
+    GetMemoryResult,
+    HistoryEntry,
+    LifecycleResult,
+    LinkResult,
+    LinkView,
+    MoveFailure,
+    MoveResult,
+)
+from zero_memory.memory.targets import shorthand
+from zero_memory.memory.validation import check_fields
+from zero_memory.memory.views import memory_view
+from zero_memory.memory.write import retire
+from zero_memory.store.base import Tx
+
+MAX_HISTORY = 50
+MAX_MOVE = 100
+CALLER_LINK_TYPES = ("relates_to", "derived_from", "contradicts")
+
+
+def visible(tx: Tx, vis: Visibility, memory_id: str) -> Memory:
+    """The memory, or ``not_found`` — the same answer for a missing id and another user's id."""
+    memory = tx.get_memory(memory_id, vis) if isinstance(memory_id, str) and memory_id else None
+    if memory is None:
+        raise errors.not_found(f"memory {str(memory_id)[:80]}")
+    return memory
+
+
+def writable(tx: Tx, vis: Visibility, memory_id: str) -> Memory:
+    memory = visible(tx, vis, memory_id)
+    if not vis.can_write(memory.scope):
+        raise errors.validation(f"id: {memory.id} is in {memory.scope}, which is read-only for you")
+    return memory
+
+
+def forget(app: App, caller: Caller, memory_id: str, reason: str | None = None) -> LifecycleResult:
+    check_fields({"reason": reason})
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        memory = writable(tx, vis, memory_id)
+        if not memory.live:
+            return LifecycleResult(id=memory.id, status=memory.status.value, changed=False,
+                                   invalidated_reason=_reason(memory))
+        retire(tx, memory, successor=None, reason=InvalidationReason.FORGOTTEN, actor=caller.uid,
+               action="forget", at=now, payload={"note": reason} if reason else None)
+    return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True,
+                           invalidated_reason=InvalidationReason.FORGOTTEN.value)
+
+
+def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None) -> LifecycleResult:
+    check_fields({"note": note})
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        memory = writable(tx, vis, memory_id)
+        if not memory.open_loop:
+            raise errors.validation(f"id: {memory.id} is a {memory.kind.value}, not an open loop (task or open-question)")
+        if not memory.live:
+            return LifecycleResult(id=memory.id, status=memory.status.value, changed=False,
+                                   invalidated_reason=_reason(memory))
+        retire(tx, memory, successor=None, reason=InvalidationReason.CLOSED, actor=caller.uid,
+               action="close_loop", at=now, payload={"note": note} if note else None)
+    return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True,
+                           invalidated_reason=InvalidationReason.CLOSED.value)
+
+
+def restore(tx: Tx, memory: Memory, *, actor: str, at: datetime, run_id: str | None = None,
+            payload: dict[str, object] | None = None) -> list[str]:
+    """Clear an invalidation and the supersede links pointing at it; return the removed links' sources."""
+
+    tx.set_status(memory.id, Status.LIVE, None, None, at)
+    removed = tx.remove_links(dst=memory.id, link_type="supersedes", at=at)
+    tx.add_audit(actor=actor, action="restore", owner=memory.owner, memory_ids=[memory.id],
+                 payload={"was": _reason(memory), "superseded_by": memory.superseded_by,
+                          "removed_links": [link.src for link in removed], **(payload or {})},
+                 run_id=run_id, at=at)
+    return [link.src for link in removed]
+
+
+def restore_memory(app: App, caller: Caller, memory_id: str) -> LifecycleResult:
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        memory = writable(tx, vis, memory_id)
+        if memory.live:
+            return LifecycleResult(id=memory.id, status=Status.LIVE.value, changed=False)
+        removed = restore(tx, memory, actor=caller.uid, at=now)
+    return LifecycleResult(id=memory.id, status=Status.LIVE.value, changed=True, removed_links=removed)
+
+
+def move_memories(
+    app: App, caller: Caller, ids: list[str], *, scope: str | None = None, project_hint: str | None = None
+) -> MoveResult:
+    from zero_memory.access.projects import resolve_hint
+
+    if (scope is None) == (project_hint is None):
+        raise errors.validation("pass exactly one of scope or project_hint")
+    if not ids or len(ids) > MAX_MOVE:
+        raise errors.validation(f"ids: between 1 and {MAX_MOVE} ids")
+    check_fields({"scope": scope, "project_hint": project_hint})
+    now = app.clock()
+    moved, unchanged, failed = [], [], []
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        if scope is not None:
+            target = shorthand(vis, tx, scope)
+        else:
+            assert project_hint is not None
+            target = resolve_hint(tx, vis, project_hint, auto_create=app.settings.auto_create_projects).scope
+            vis = visibility(tx, caller.uid)
+        if not vis.can_write(target):
+            raise errors.validation(f"scope: {target} is read-only for you")
+        for memory_id in dict.fromkeys(ids):
+            try:
+                memory = writable(tx, vis, memory_id)
+            except errors.ZMError as error:
+                failed.append(MoveFailure(id=str(memory_id)[:100], error=str(error)))
+                continue
+            if memory.scope == target:
+                unchanged.append(memory.id)
+                continue
+            tx.set_scope(memory.id, target, memory.original_scope or memory.scope, now)
+            tx.add_audit(actor=caller.uid, action="move", owner=memory.owner, memory_ids=[memory.id],
+                         payload={"from": memory.scope, "to": target}, run_id=None, at=now)
+            moved.append(memory.id)
+    return MoveResult(moved=moved, unchanged=unchanged, failed=failed, scope=target)
+
+
+def link(app: App, caller: Caller, src: str, dst: str, link_type: str) -> LinkResult:
+    if link_type not in CALLER_LINK_TYPES:
+        raise errors.validation(f"type: expected one of {', '.join(CALLER_LINK_TYPES)}")
+    if src == dst:
+        raise errors.validation("dst: a memory cannot be linked to itself")
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        a = writable(tx, vis, src)
+        b = visible(tx, vis, dst)
+        if tx.has_link(a.id, b.id, link_type):
+            return LinkResult(src=a.id, dst=b.id, type=link_type, created=False)
+        tx.add_link(Link(new_id("lnk"), a.id, b.id, link_type, now, caller.uid))
+        tx.add_audit(actor=caller.uid, action="link", owner=a.owner, memory_ids=[a.id, b.id],
+                     payload={"type": link_type}, run_id=None, at=now)
+    return LinkResult(src=a.id, dst=b.id, type=link_type, created=True)
+
+
+def history(tx: Tx, vis: Visibility, memory: Memory) -> list[HistoryEntry]:
+    """The supersede chain behind a memory: what it replaced, and what those replaced."""
+    entries: list[HistoryEntry] = []
+    seen = {memory.id}
+    frontier = [(memory.id, 1)]
+    while frontier and len(entries) < MAX_HISTORY:
+        current, depth = frontier.pop(0)
+        older_ids = [lk.dst for lk in tx.links_of(current) if lk.type == "supersedes" and lk.src == current]
+        older = tx.get_memories([i for i in older_ids if i not in seen], vis)
+        for old in sorted(older.values(), key=lambda m: m.created_at, reverse=True):
+            seen.add(old.id)
+            entries.append(HistoryEntry(id=old.id, content=old.content, kind=old.kind, status=old.status.value,
+                                        invalidated_reason=_reason(old), created_at=to_text(old.created_at),
+                                        depth=depth))
+            frontier.append((old.id, depth + 1))
+    return entries
+
+
+def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
+    now = app.clock()
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        memory = visible(tx, vis, memory_id)
+        links = tx.links_of(memory.id)
+        linked = tx.get_memories([lk.src if lk.dst == memory.id else lk.dst for lk in links], vis)
+        links = [lk for lk in links if (lk.src if lk.dst == memory.id else lk.dst) in linked]
+        disputes = tx.open_disputes_for([memory.id])
+        audit = tx.audit_for_memory(memory.id)
+        chain = history(tx, vis, memory)
+    return GetMemoryResult(
+        memory=memory_view(memory, now, disputed=bool(disputes)),
+        links=[LinkView(type=lk.type, src=lk.src, dst=lk.dst, created_at=to_text(lk.created_at),
+                        created_by=lk.created_by) for lk in links],
+        history=chain,
+        audit=[AuditView(at=to_text(a.at), actor=a.actor, action=a.action, memory_ids=a.memory_ids,
+                         payload=a.payload, run_id=a.run_id) for a in audit],
+        disputes=[DisputeRef(id=d.id, shape=d.shape.value, verdict=d.verdict, origin=d.origin,
+                             status=d.status.value, memory_a=d.memory_a, memory_b=d.memory_b, reason=d.reason)
+                  for d in disputes],
+    )
+
+
+def _reason(memory: Memory) -> str | None:
+    return memory.invalidated_reason.value if memory.invalidated_reason else None

@@ -1,0 +1,115 @@
+"""Where a write goes and what a read covers, for one caller and session.
+
+The write target is the call's ``scope`` or ``project_hint``, else the
+session's attached project; the server never picks a scope for the caller. A
+session attaches to the first project a hint resolves to and keeps it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from zero_memory import errors
+from zero_memory.access.projects import resolve_hint
+from zero_memory.domain import scopes
+from zero_memory.domain.records import Visibility
+from zero_memory.memory.models import SessionInfo
+from zero_memory.store.base import Tx
+
+ALL = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    session_id: str | None
+    attached: str | None
+
+    @property
+    def info(self) -> SessionInfo:
+        return SessionInfo(attached_project=self.attached, session_id=self.session_id)
+
+
+def session_state(
+    tx: Tx,
+    vis: Visibility,
+    session_id: str | None,
+    project_hint: str | None,
+    *,
+    auto_create: bool,
+    at: datetime,
+    dry: bool = False,
+) -> tuple[SessionState, str | None]:
+    """The session after this call's hint, and the project the hint named (if any).
+
+    ``dry`` resolves without creating a project or attaching the session, for
+    the checks a write makes before it takes the write lock.
+    """
+    attached = tx.get_session(vis.uid, session_id) if session_id else None
+    hinted = None
+    if project_hint is not None:
+        resolution = resolve_hint(tx, vis, project_hint, auto_create=auto_create, dry=dry)
+        hinted = resolution.scope
+        if session_id and attached is None:
+            attached = hinted if dry else tx.attach_session(vis.uid, session_id, hinted, at)
+    return SessionState(session_id, attached), hinted
+
+
+def shorthand(vis: Visibility, tx: Tx, name: str) -> str:
+    """A full scope path for a scope argument: a path, ``core``, ``personal`` or a project slug."""
+    if name == "core":
+        return scopes.core(vis.uid)
+    if name == "personal":
+        return scopes.personal(vis.uid)
+    if "." in name:
+        scopes.parse(name)
+        if not vis.can_read(name):
+            raise errors.validation(f"scope: {name[:80]!r} is not a scope you can see")
+        return name
+    if scopes.is_slug(name):
+        matches = sorted(s for s in vis.readable if s.split(".")[0] in ("proj", "team") and s.split(".")[-1] == name)
+        own = [s for s in matches if s.split(".")[1] == vis.uid]
+        if own:
+            return own[0]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise errors.validation(f"scope: {name!r} names several projects; pass the full scope path")
+    raise errors.validation(f"scope: {name[:80]!r} is not a scope you can see")
+
+
+def write_target(tx: Tx, vis: Visibility, scope: str | None, hinted: str | None, session: SessionState) -> str:
+    if scope is not None:
+        target = shorthand(vis, tx, scope)
+    elif hinted is not None:
+        target = hinted
+    elif session.attached is not None:
+        target = session.attached
+    else:
+        raise errors.validation(
+            "pass scope or project_hint (a repository path, git remote or project name), "
+            "or attach the session to a project first",
+            subcode=errors.SCOPE_TARGET_REQUIRED,
+        )
+    if not vis.can_write(target) and not _pending_own_project(vis, target):
+        raise errors.validation(f"scope: {target} is read-only for you")
+    return target
+
+
+def read_set(
+    tx: Tx, vis: Visibility, requested: list[str] | None, hinted: str | None, session: SessionState
+) -> frozenset[str]:
+    if requested:
+        if ALL in requested:
+            return vis.readable
+        return frozenset(shorthand(vis, tx, name) for name in requested)
+    default = {scopes.personal(vis.uid), scopes.core(vis.uid)}
+    project = hinted or session.attached
+    if project is not None and vis.can_read(project):
+        default.add(project)
+    return frozenset(default)
+
+
+def _pending_own_project(vis: Visibility, scope: str) -> bool:
+    """A project a dry hint resolution would create for the caller is theirs to write."""
+    return scope.startswith(f"proj.{vis.uid}.") and scope not in vis.readable

@@ -1,0 +1,339 @@
+"""The write path: ``remember``.
+
+In order: validation; the content guard on every text field (before anything
+is embedded or stored); the write target; the portability gate; then, under
+the write lock, the provisional yield probe, same-scope dedup absorption,
+declared supersedes, same-session refinement, and the ``similar_existing``
+list. Every write and every state change writes its audit row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.bootstrap import App
+from zero_memory.domain import scopes
+from zero_memory.domain.memory import (
+    MAX_DECLARED_SUPERSEDES,
+    AuthorKind,
+    InvalidationReason,
+    Kind,
+    Memory,
+    Rank,
+    Status,
+    session_keys,
+)
+from zero_memory.domain.records import Link, Visibility
+from zero_memory.hygiene.cross_project import different_projects
+from zero_memory.ids import memory_id, new_id
+from zero_memory.memory import gate
+from zero_memory.memory.models import (
+    LinkSpec,
+    RememberRequest,
+    RememberResult,
+    SimilarMemory,
+    SkippedLink,
+    WriteStatus,
+)
+from zero_memory.memory.targets import SessionState, session_state, write_target
+from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.memory.views import similar_view
+from zero_memory.store.base import SYSTEM, Tx
+
+MAX_LINKS = 50
+
+
+def content_hash(text: str) -> str:
+    """Identity of a text: NFC-normalized, surrounding whitespace ignored."""
+    return hashlib.sha256(unicodedata.normalize("NFC", text.strip()).encode()).hexdigest()
+
+
+@dataclass
+class _Plan:
+    """What a write was checked to be, before it takes the write lock."""
+
+    scope: str
+    routed: dict[str, str] | None = None
+    source: dict[str, str] = field(default_factory=dict)
+
+
+def _text_fields(req: RememberRequest, source: dict[str, str]) -> dict[str, str | None]:
+    fields: dict[str, str | None] = {
+        "content": req.content,
+        "scope": req.scope,
+        "project_hint": req.project_hint,
+        "session_id": req.session_id,
+    }
+    fields.update({f"source.{name}": value for name, value in source.items()})
+    fields.update({f"links[{i}].dst": link.dst for i, link in enumerate(req.links)})
+    return fields
+
+
+def _validate(req: RememberRequest) -> None:
+    check_text("content", req.content)
+    declared = [link for link in req.links if link.type == "supersedes"]
+    if len(declared) > MAX_DECLARED_SUPERSEDES:
+        raise errors.validation(
+            f"links: {len(declared)} declared supersedes; at most {MAX_DECLARED_SUPERSEDES} per write"
+        )
+    if len(req.links) > MAX_LINKS:
+        raise errors.validation(f"links: at most {MAX_LINKS} links per write")
+    if req.provisional and declared:
+        raise errors.validation("links: a provisional write cannot declare supersedes")
+
+
+def _source(req: RememberRequest, caller: Caller) -> dict[str, str]:
+    source = req.source.model_dump(exclude_none=True) if req.source else {}
+    session_id = req.session_id or caller.session_id
+    if session_id and "client_session_id" not in source:
+        source["client_session_id"] = session_id
+    if caller.client and "client" not in source:
+        source["client"] = caller.client
+    return source
+
+
+def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]) -> _Plan:
+    """Resolve where the write goes without changing anything, and run the portability gate."""
+    now = app.clock()
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        session, hinted = session_state(
+            tx, vis, req.session_id or caller.session_id, req.project_hint,
+            auto_create=app.settings.auto_create_projects, at=now, dry=True,
+        )
+        target = write_target(tx, vis, req.scope, hinted, session)
+        _check_link_targets(tx, vis, req.links)
+    project = hinted or session.attached
+    wants_core = target == scopes.core(caller.uid)
+    wants_personal = target == scopes.personal(caller.uid)
+    if project is None or not (wants_core or wants_personal):
+        return _Plan(target, source=source)
+    decision = gate.decide(
+        req.kind, wants_core, req.content, portability_check(app, caller.uid),
+        app.settings.hygiene.portable_min_confidence,
+    )
+    if decision.granted:
+        return _Plan(target, source=source)
+    return _Plan(project, routed={"project": project, "reason": decision.reason}, source=source)
+
+
+def portability_check(app: App, owner: str) -> gate.PortabilityCheck | None:
+    """The portability judge as the gate sees it, or None when no judge is configured."""
+    if app.judge_factory is None:
+        return None
+    from zero_memory.hygiene.portability_judge import gate_check
+
+    return gate_check(app, owner)
+
+
+def _check_link_targets(tx: Tx, vis: Visibility, links: list[LinkSpec]) -> None:
+    """A declared link to a memory the caller cannot see fails the whole write."""
+    for link in links:
+        if tx.get_memory(link.dst, vis) is None and tx.get_memory(link.dst, SYSTEM) is not None:
+            raise errors.not_found(f"memory {link.dst}")
+        target = tx.get_memory(link.dst, vis)
+        if link.type == "supersedes" and target is not None and not vis.can_write(target.scope):
+            raise errors.validation(f"links: {link.dst} is in {target.scope}, which is read-only for you")
+
+
+def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
+    _validate(req)
+    source = _source(req, caller)
+    check_fields(_text_fields(req, source))
+    plan = _plan(app, caller, req, source)
+    vector = app.embedder.embed([req.content])[0]
+    config = app.settings.hygiene
+    now = app.clock()
+    rank = Rank.PROVISIONAL if req.provisional else Rank.AGENT
+    with app.store.tx(write=True) as tx:
+        tx.serialize(f"remember:{caller.uid}")
+        vis = visibility(tx, caller.uid)
+        session, hinted = session_state(
+            tx, vis, req.session_id or caller.session_id, req.project_hint,
+            auto_create=app.settings.auto_create_projects, at=now,
+        )
+        scope = plan.scope if plan.routed else write_target(tx, vis, req.scope, hinted, session)
+        _check_link_targets(tx, vis, req.links)
+        incoming = Memory(
+            id=memory_id(),
+            owner=caller.uid,
+            scope=scope,
+            kind=req.kind,
+            content=req.content,
+            content_hash=content_hash(req.content),
+            author_kind=AuthorKind(caller.author_kind),
+            agent_name=caller.client,
+            rank=rank,
+            source=plan.source,
+            created_at=now,
+            updated_at=now,
+        )
+
+        existing = _yield_or_absorb(tx, incoming, vector, config.provisional_yield_similarity,
+                                    config.dedup_similarity)
+        if existing is not None:
+            status, kept = existing
+            tx.add_audit(actor=caller.uid, action=f"remember.{status}", owner=caller.uid, memory_ids=[kept.id],
+                         payload={"scope": scope, "kind": req.kind.value, "rank": int(rank)}, run_id=None, at=now)
+            superseded, skipped = _declared_links(tx, vis, caller, kept, req.links, now)
+            return RememberResult(id=kept.id, status=status, scope=kept.scope, rank=int(kept.rank),
+                                  superseded=superseded, skipped_links=skipped, session=session.info)
+
+        tx.insert_memory(incoming, vector, app.embedder.model_id)
+        tx.add_audit(
+            actor=caller.uid, action="remember", owner=caller.uid, memory_ids=[incoming.id],
+            payload={"scope": scope, "kind": req.kind.value, "rank": int(rank), "client": caller.client,
+                     "routed_to_project": plan.routed, "declared": [link.dst for link in req.links]},
+            run_id=None, at=now,
+        )
+        superseded, skipped = _declared_links(tx, vis, caller, incoming, req.links, now)
+        declared_any = any(link.type == "supersedes" for link in req.links)
+        similar: list[SimilarMemory] = []
+        if not declared_any:
+            superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now)
+            similar = _similar_existing(tx, vis, incoming, vector, superseded, config.similar_existing_similarity,
+                                        config.similar_existing_limit, now)
+    for callback in app.after_write:
+        callback(incoming)
+    return RememberResult(
+        id=incoming.id,
+        status="created",
+        scope=scope,
+        rank=int(rank),
+        superseded=superseded,
+        skipped_links=skipped,
+        similar_existing=similar,
+        hint=_hint(similar),
+        routed_to_project=plan.routed,
+        length_directive=_length_directive(req.content, config.length_directive_chars),
+        session=session.info,
+    )
+
+
+def _yield_or_absorb(
+    tx: Tx, incoming: Memory, vector: np.ndarray, yield_floor: float, dedup_floor: float
+) -> tuple[WriteStatus, Memory] | None:
+    """The authority cascade: ``("yielded" | "absorbed", existing)`` or None to write."""
+    if incoming.rank == Rank.PROVISIONAL:
+        for neighbour in tx.similar(vector, floor=yield_floor, limit=10, owner=incoming.owner):
+            if neighbour.memory.rank >= Rank.AGENT:
+                return "yielded", neighbour.memory
+    identical = tx.find_live_by_hash(incoming.owner, incoming.scope, incoming.content_hash)
+    if identical is not None:
+        return "absorbed", identical
+    for neighbour in tx.similar(vector, floor=dedup_floor, limit=1, scopes=[incoming.scope], owner=incoming.owner):
+        # Nearly identical is not identical: "X is blue" after "X is green" is written and judged.
+        if incoming.rank < neighbour.memory.rank:
+            return "absorbed", neighbour.memory
+    return None
+
+
+def _declared_links(
+    tx: Tx, vis: Visibility, caller: Caller, new: Memory, links: list[LinkSpec], now: datetime
+) -> tuple[list[str], list[SkippedLink]]:
+    superseded: list[str] = []
+    skipped: list[SkippedLink] = []
+    for link in links:
+        target = tx.get_memory(link.dst, vis)
+        if link.dst == new.id:
+            skipped.append(SkippedLink(dst=link.dst, type=link.type, reason="self"))
+            continue
+        if target is None:
+            skipped.append(SkippedLink(dst=link.dst, type=link.type, reason="missing"))
+            continue
+        if link.type == "supersedes":
+            if not target.live:
+                skipped.append(SkippedLink(dst=link.dst, type=link.type, reason="not_live"))
+                continue
+            retire(tx, target, successor=new.id, reason=InvalidationReason.SUPERSEDED, actor=caller.uid,
+                   action="supersede", at=now, payload={"declared": True, "loop_closed": target.open_loop})
+            superseded.append(target.id)
+        elif not tx.has_link(new.id, target.id, link.type):
+            tx.add_link(Link(new_id("lnk"), new.id, target.id, link.type, now, caller.uid))
+            tx.add_audit(actor=caller.uid, action="link", owner=new.owner, memory_ids=[new.id, target.id],
+                         payload={"type": link.type}, run_id=None, at=now)
+    return superseded, skipped
+
+
+def retire(
+    tx: Tx,
+    old: Memory,
+    *,
+    successor: str | None,
+    reason: InvalidationReason,
+    actor: str,
+    action: str,
+    at: datetime,
+    payload: dict[str, object] | None = None,
+    run_id: str | None = None,
+) -> None:
+    """Invalidate a memory, link its successor, and audit it: one reversible step."""
+    tx.set_status(old.id, Status.INVALIDATED, reason, successor, at)
+    if successor is not None:
+        tx.add_link(Link(new_id("lnk"), successor, old.id, "supersedes", at, actor, run_id))
+    ids = [old.id] if successor is None else [successor, old.id]
+    tx.add_audit(actor=actor, action=action, owner=old.owner, memory_ids=ids,
+                 payload={"reason": reason.value, "successor": successor, **(payload or {})}, run_id=run_id, at=at)
+
+
+def _refine_same_session(
+    tx: Tx, caller: Caller, new: Memory, vector: np.ndarray, floor: float, now: datetime
+) -> list[str]:
+    """Two authoritative writes of one session, nearly identical: the newer supersedes the older."""
+    keys = new.session_keys
+    if new.rank < Rank.AGENT or not keys:
+        return []
+    refined = []
+    for neighbour in tx.similar(vector, floor=floor, limit=5, owner=new.owner, exclude=[new.id]):
+        old = neighbour.memory
+        if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new):
+            continue
+        retire(tx, old, successor=new.id, reason=InvalidationReason.SUPERSEDED, actor=caller.uid,
+               action="refine", at=now, payload={"similarity": round(neighbour.similarity, 4)})
+        refined.append(old.id)
+    return refined
+
+
+def _similar_existing(
+    tx: Tx,
+    vis: Visibility,
+    new: Memory,
+    vector: np.ndarray,
+    exclude: list[str],
+    floor: float,
+    limit: int,
+    now: datetime,
+) -> list[SimilarMemory]:
+    neighbours = tx.similar(vector, floor=floor, limit=limit + 10, owner=new.owner, exclude=[new.id, *exclude])
+    kept = [n for n in neighbours if vis.can_read(n.memory.scope) and not different_projects(n.memory, new)]
+    return [similar_view(n.memory, n.similarity, now) for n in kept[:limit]]
+
+
+def _hint(similar: list[SimilarMemory]) -> str | None:
+    if not similar:
+        return None
+    return (
+        f"{len(similar)} similar memor{'y' if len(similar) == 1 else 'ies'} already exist. If this one replaces "
+        "one of them, retire the old one with forget(id) now and, next time you update a memory, declare it: "
+        'links: [{"type": "supersedes", "dst": "<old id>"}]. If they are different facets, nothing to do.'
+    )
+
+
+def _length_directive(content: str, limit: int) -> str | None:
+    if len(content) <= limit:
+        return None
+    return (
+        f"This memory is {len(content)} characters long. Memories work best as one self-contained statement "
+        f"(under {limit} characters): split it into atomic memories, one fact, decision or gotcha each."
+    )
+
+
+__all__ = ["Kind", "content_hash", "remember", "retire"]
