@@ -1,0 +1,286 @@
+"""The scale-out store: PostgreSQL with pgvector.
+
+The queries are the shared ones in ``sql.py``; this adapter adds vector search
+(an HNSW cosine index per embedding dimension), full text (a generated
+``tsvector``), advisory locks and a connection pool. Several processes can share
+one database: writers that must not race call ``Tx.serialize(key)``, named
+locks are ``pg_try_advisory_lock`` on a connection of their own, and migrating
+takes an advisory lock so processes starting at once apply each step once.
+
+Why the vector column has no fixed dimension: the store's dimension follows
+the embedding model, and a re-embedding to another model must be able to write
+vectors of a new size beside the old ones. The HNSW index is therefore an
+expression index on ``embedding::vector(DIM)`` limited to ``embedding_dim =
+DIM`` (pgvector's documented recipe for mixed dimensions); ``migrate()`` makes
+it for the store's dimension, and ``similar`` spells the same expression and
+predicate, with DIM as a literal, so the planner can use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector import Vector
+from pgvector.psycopg import register_vector
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from zero_memory import errors
+from zero_memory.clock import to_text, utcnow
+from zero_memory.store import migrations
+from zero_memory.store.base import Neighbour
+from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
+
+WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+# Advisory locks take two int4 keys: a space, then a hash of the name. Spaces
+# keep named locks, write serialization and migration apart from each other
+# and from any single-bigint lock another application takes in the database.
+NAMED_LOCKS = 0x7A6D01
+SERIAL_LOCKS = 0x7A6D02
+MIGRATION_LOCK = (0x7A6D03, 0)
+
+# Rows a filtered HNSW scan may visit before giving up (pgvector's default is
+# 20,000); the candidate list grows with the limit asked for.
+EF_SEARCH_MIN = 64
+EF_SEARCH_MAX = 1000
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 32-bit hash of a lock name, the same in every process."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "big", signed=True)
+
+
+@lru_cache(maxsize=1024)
+def placeholders(sql: str) -> str:
+    """The shared SQL's ``?`` placeholders in psycopg's spelling (no shared query has a literal %)."""
+    return sql.replace("?", "%s")
+
+
+class PostgresTx(SqlTx):
+    def __init__(self, store: PostgresStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        self.store = store
+        self.conn = conn
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(placeholders(sql), tuple(params)).rowcount
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.conn.execute(placeholders(sql), tuple(params))
+        return cursor.fetchall() if cursor.description else []
+
+    def _embedding_param(self, vector: np.ndarray) -> Any:
+        return Vector(np.ascontiguousarray(vector, dtype=np.float32))
+
+    def _vector_from_value(self, value: Any) -> np.ndarray:
+        if isinstance(value, Vector):
+            return value.to_numpy().copy()
+        return np.asarray(value, dtype=np.float32)
+
+    def serialize(self, key: str) -> None:
+        """Wait for, then hold until this transaction ends, the write lock on ``key``."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (SERIAL_LOCKS, lock_key(key)))
+
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+    ) -> list[Neighbour]:
+        if limit <= 0 or (scopes is not None and not scopes):
+            return []
+        dim = int(self.store.dim)
+        if vector.shape != (dim,):
+            raise ValueError(f"similar: expected a vector of {dim} dimensions, got shape {vector.shape}")
+        # The dimension is a literal, not a parameter: the partial index's predicate
+        # must be provable from the query text, even in a generic prepared plan.
+        where = ["status = 'live'", f"embedding_dim = {dim}"]
+        params: list[Any] = [self._embedding_param(vector)]
+        if scopes is not None:
+            where.append("scope = ANY(%s::text[])")
+            params.append(sorted(scopes))
+        if owner is not None:
+            where.append("owner = %s")
+            params.append(owner)
+        if exclude:
+            where.append("id <> ALL(%s::text[])")
+            params.append(sorted(exclude))
+        # Filters applied after the index scan would otherwise starve it: an
+        # iterative scan keeps walking the graph until enough rows pass them.
+        # Relaxed order may return rows slightly out of order; they are sorted below.
+        fetch = limit + 8
+        ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+        self.conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true)",
+            (str(ef_search),),
+        )
+        rows = self.conn.execute(
+            f"SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
+            f"FROM memories WHERE {' AND '.join(where)} ORDER BY distance LIMIT %s",
+            [*params, fetch],
+        ).fetchall()
+        neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
+        neighbours = [n for n in neighbours if n.similarity >= floor]
+        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
+        return neighbours[:limit]
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        words = [w for w in WORD_RE.findall(query) if len(w) > 1][:32]
+        if not words or not scopes or limit <= 0:
+            return []
+        # Any word matches: one plainto_tsquery per word (it quotes whatever the
+        # word holds), OR-ed together with ||.
+        tsquery = " || ".join(["plainto_tsquery('simple', %s)"] * len(words))
+        rows = self.conn.execute(
+            f"SELECT m.id FROM memories m, (SELECT {tsquery} AS q) AS query "
+            "WHERE m.content_tsv @@ query.q AND m.status = 'live' AND m.scope = ANY(%s::text[]) "
+            "ORDER BY ts_rank(m.content_tsv, query.q) DESC, m.id LIMIT %s",
+            [*words, sorted(scopes), limit],
+        ).fetchall()
+        return [r["id"] for r in rows]
+
+
+class PostgresStore:
+    backend = "postgres"
+
+    def __init__(self, url: str, *, dim: int, max_connections: int = 10) -> None:
+        self.url = url
+        self.dim = dim
+        self._local = threading.local()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            configure=register_vector,
+            open=False,
+            name="zero-memory",
+        )
+
+    @classmethod
+    def open(cls, url: str, *, dim: int = 512, max_connections: int = 10) -> PostgresStore:
+        store = cls(url, dim=dim, max_connections=max_connections)
+        # Migrate before the pool opens: each pooled connection looks up the vector type.
+        store.migrate()
+        store._pool.open(wait=True, timeout=30)
+        return store
+
+    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        """A connection of its own, outside the pool: for migrations and named locks."""
+        try:
+            return psycopg.connect(self.url, autocommit=True, row_factory=dict_row)
+        except psycopg.OperationalError as exc:
+            reason = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+            raise errors.unavailable(
+                f"cannot connect to PostgreSQL ({reason}); check ZM_DATABASE_URL and that the server is up"
+            ) from exc
+
+    # -- transactions and locks --------------------------------------------------
+
+    @contextmanager
+    def tx(self, *, write: bool = False) -> Iterator[PostgresTx]:
+        """One pooled connection, one transaction; a nested ``tx()`` on this thread joins it.
+
+        ``write`` changes nothing here: PostgreSQL's row locks order concurrent
+        writers, and a check-then-write that must not race takes ``serialize``.
+        """
+        outer: psycopg.Connection[dict[str, Any]] | None = getattr(self._local, "conn", None)
+        if outer is not None:
+            yield PostgresTx(self, outer)
+            return
+        with self._pool.connection() as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield PostgresTx(self, conn)
+            finally:
+                self._local.conn = None
+
+    @contextmanager
+    def advisory_lock(self, name: str) -> Iterator[bool]:
+        """A named lock shared by every process using the database; yields whether it was taken.
+
+        Held by a connection of its own for the whole block, so a process that
+        dies releases it with its connection.
+        """
+        conn = self._connect()
+        try:
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s, %s) AS taken", (NAMED_LOCKS, lock_key(name))
+            ).fetchone()
+            taken = bool(row and row["taken"])
+            try:
+                yield taken
+            finally:
+                if taken and not conn.closed:
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (NAMED_LOCKS, lock_key(name)))
+        finally:
+            conn.close()
+
+    # -- schema ------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply every migration not yet applied; safe when several processes start at once."""
+        applied: list[str] = []
+        with self._connect() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s, %s)", MIGRATION_LOCK)
+            try:
+                _ensure_pgvector(conn)
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    'name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)'
+                )
+                done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+                for version, name, script in migrations.scripts("postgres"):
+                    if version in done:
+                        continue
+                    with conn.transaction():
+                        conn.execute(script)
+                        conn.execute(
+                            "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
+                            (version, name, to_text(utcnow())),
+                        )
+                    applied.append(name)
+                self._ensure_vector_index(conn)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s, %s)", MIGRATION_LOCK)
+        return applied
+
+    def _ensure_vector_index(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        dim = int(self.dim)
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_{dim} ON memories "
+            f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _ensure_pgvector(conn: psycopg.Connection[dict[str, Any]]) -> None:
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise errors.unavailable(
+            "the pgvector extension is not installed in this database and this user may not install it; "
+            "ask a superuser to run: CREATE EXTENSION vector;"
+        ) from exc
+    except psycopg.errors.UndefinedFile as exc:
+        raise errors.unavailable(
+            "the pgvector extension is not available on this PostgreSQL server; install pgvector 0.8 or later"
+        ) from exc

