@@ -484,6 +484,18 @@ class SqlTx:
         )
         return {r["model"]: int(r["n"]) for r in rows}
 
+    def texts_to_embed(self, *, unless_model: str | None, after: str, limit: int) -> list[tuple[str, str]]:
+        """(id, content) of memories after an id whose vector is not from ``unless_model`` (None: all)."""
+        if unless_model is None:
+            rows = self._query("SELECT id, content FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        else:
+            rows = self._query(
+                "SELECT id, content FROM memories WHERE id > ? AND (embedding_model IS NULL OR embedding_model <> ?) "
+                "ORDER BY id LIMIT ?",
+                (after, unless_model, limit),
+            )
+        return [(r["id"], r["content"]) for r in rows]
+
     # -- links --------------------------------------------------------------------
 
     def add_link(self, link: Link) -> None:

@@ -1,0 +1,1 @@
+"""The ``zm`` command: one module per command group."""

@@ -1,0 +1,93 @@
+"""What every command shares: the app, the caller, JSON output, one-line errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.users import ensure_local_user
+from zero_memory.bootstrap import App, build_app
+from zero_memory.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+console = Console()
+err_console = Console(stderr=True)
+
+JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
+
+
+def settings() -> Settings:
+    return Settings.from_environ()
+
+
+@functools.cache
+def app() -> App:
+    return build_app(settings())
+
+
+def local_caller(client: str = "cli") -> Caller:
+    application = app()
+    return Caller(uid=ensure_local_user(application.store, application.settings.user), client=client,
+                  author_kind="human" if client == "cli" else "agent")
+
+
+def fail(message: str, code: int = 1) -> None:
+    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn a refusal into one line on stderr and a non-zero exit."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except errors.ZMError as error:
+            fail(str(error).splitlines()[0])
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "input"
+            fail(f"validation_failed: {where}: {first['msg']}")
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+@contextmanager
+def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal; silent when output is not a terminal."""
+    if not err_console.is_terminal or total == 0:
+        yield lambda n: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda n: bar.advance(task, n)

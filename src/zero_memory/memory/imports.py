@@ -1,0 +1,179 @@
+"""Curated import: a JSONL file or a folder of Markdown files, as rank-1 memories.
+
+Idempotent per content hash (an owner's text already stored, in any state, is
+skipped); ``source.imported_from`` records the directory the memory came
+from, which pins it to that project for the cross-project predicate. Every
+text passes the content guard; a refused record is reported and the rest go on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.bootstrap import App
+from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank
+from zero_memory.ids import memory_id
+from zero_memory.memory.targets import SessionState, shorthand, write_target
+from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.memory.write import content_hash
+
+BATCH = 256
+FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+
+
+class ImportRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    content: str
+    kind: Kind = Kind.FACT
+    scope: str | None = None
+    source: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass
+class ImportReport:
+    imported: list[str] = field(default_factory=list)
+    skipped: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": len(self.imported), "skipped": self.skipped, "failed": self.failed}
+
+
+def read_records(path: Path) -> Iterator[tuple[str, ImportRecord | str, str]]:
+    """(where, record or error, imported_from directory) for every record under a path."""
+    if path.is_dir():
+        for file in sorted(path.rglob("*.md")):
+            yield from _markdown(file, str(path.resolve()))
+        for file in sorted(path.rglob("*.jsonl")):
+            yield from _jsonl(file, str(file.parent.resolve()))
+    elif path.suffix == ".md":
+        yield from _markdown(path, str(path.parent.resolve()))
+    else:
+        yield from _jsonl(path, str(path.parent.resolve()))
+
+
+def _jsonl(file: Path, directory: str) -> Iterator[tuple[str, ImportRecord | str, str]]:
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{file.name}:{number}"
+            try:
+                yield where, ImportRecord.model_validate(json.loads(line)), directory
+            except (json.JSONDecodeError, ValidationError) as error:
+                yield where, f"validation_failed: {str(error).splitlines()[0][:200]}", directory
+
+
+def _markdown(file: Path, directory: str) -> Iterator[tuple[str, ImportRecord | str, str]]:
+    text = file.read_text(encoding="utf-8")
+    meta: dict[str, str] = {}
+    match = FRONT_MATTER_RE.match(text)
+    if match:
+        for line in match.group(1).splitlines():
+            key, _, value = line.partition(":")
+            if key.strip():
+                meta[key.strip()] = value.strip().strip("'\"")
+        text = text[match.end() :]
+    try:
+        record = ImportRecord(content=text.strip(), kind=Kind(meta.get("kind", "fact")), scope=meta.get("scope"))
+    except (ValueError, ValidationError) as error:
+        yield file.name, f"validation_failed: {str(error).splitlines()[0][:200]}", directory
+        return
+    yield file.name, record, directory
+
+
+def import_path(
+    app: App,
+    caller: Caller,
+    path: Path,
+    *,
+    scope: str | None = None,
+    project_hint: str | None = None,
+    advance: Callable[[int], None] = lambda n: None,
+) -> ImportReport:
+    if not path.exists():
+        raise errors.validation(f"path: {path} does not exist")
+    report = ImportReport()
+    batch: list[tuple[str, ImportRecord, str]] = []
+    for where, record, directory in read_records(path):
+        if isinstance(record, str):
+            report.failed.append({"record": where, "error": record})
+            continue
+        batch.append((where, record, directory))
+        if len(batch) >= BATCH:
+            _write_batch(app, caller, batch, scope, project_hint, report)
+            advance(len(batch))
+            batch = []
+    if batch:
+        _write_batch(app, caller, batch, scope, project_hint, report)
+        advance(len(batch))
+    return report
+
+
+def _write_batch(
+    app: App,
+    caller: Caller,
+    batch: list[tuple[str, ImportRecord, str]],
+    scope: str | None,
+    project_hint: str | None,
+    report: ImportReport,
+) -> None:
+    accepted: list[tuple[ImportRecord, str, dict[str, Any]]] = []
+    for where, record, directory in batch:
+        source = {k: str(v) for k, v in record.source.items() if isinstance(v, str | int | float)}
+        source["imported_from"] = directory
+        try:
+            check_text("content", record.content)
+            check_fields({"content": record.content, **{f"source.{k}": v for k, v in source.items()}})
+        except errors.ZMError as error:
+            report.failed.append({"record": where, "error": str(error)})
+            continue
+        accepted.append((record, where, source))
+    if not accepted:
+        return
+    vectors = app.embedder.embed([record.content for record, _, _ in accepted])
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        default_target: str | None = None
+        if scope is not None or project_hint is not None:
+            from zero_memory.access.projects import resolve_hint
+
+            hinted = (resolve_hint(tx, vis, project_hint, auto_create=app.settings.auto_create_projects).scope
+                      if project_hint is not None else None)
+            vis = visibility(tx, caller.uid)
+            default_target = write_target(tx, vis, scope, hinted, SessionState(None, None))
+        for (record, where, source), vector in zip(accepted, vectors, strict=True):
+            try:
+                target = shorthand(vis, tx, record.scope) if record.scope else default_target
+                if target is None:
+                    raise errors.validation("pass --scope or --project, or give each record a scope",
+                                            subcode=errors.SCOPE_TARGET_REQUIRED)
+                if not vis.can_write(target):
+                    raise errors.validation(f"scope: {target} is read-only for you")
+            except errors.ZMError as error:
+                report.failed.append({"record": where, "error": str(error)})
+                continue
+            digest = content_hash(record.content)
+            if tx.find_by_hash(caller.uid, digest):
+                report.skipped += 1
+                continue
+            memory = Memory(id=memory_id(), owner=caller.uid, scope=target, kind=record.kind,
+                            content=record.content, content_hash=digest, author_kind=AuthorKind.HUMAN,
+                            agent_name="import", rank=Rank.AGENT, source=source, created_at=now, updated_at=now)
+            tx.insert_memory(memory, vector, app.embedder.model_id)
+            tx.add_audit(actor=caller.uid, action="import", owner=caller.uid, memory_ids=[memory.id],
+                         payload={"scope": target, "kind": record.kind.value, "imported_from": source["imported_from"]},
+                         run_id=None, at=now)
+            report.imported.append(memory.id)
