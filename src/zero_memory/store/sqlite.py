@@ -79,6 +79,8 @@ class SQLiteTx(SqlTx):
             for memory_id, similarity in hits
             if memory_id in found and found[memory_id].live
         ]
+        # Equal similarities come in id order, as on PostgreSQL, not in index order.
+        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
         return neighbours[:limit]
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
