@@ -173,7 +173,10 @@ class FakeHTTPServer:
         httpd.daemon_threads = True
         httpd.block_on_close = False
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="fake-http", daemon=True)
+        # A short poll interval keeps ``stop`` (and so each test's teardown) quick.
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-http", daemon=True
+        )
         self._thread.start()
         return self
 
