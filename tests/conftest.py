@@ -1,0 +1,60 @@
+"""Fixtures shared by every test folder: a real app on a real SQLite file, users, callers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zero_memory.access import users
+from zero_memory.access.caller import Caller
+from zero_memory.bootstrap import App, build_app
+from zero_memory.embedding import Embedder
+from zero_memory.embedding.usem import UniversalSentenceEncoder
+from zero_memory.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real default model, loaded once per test session."""
+    model = UniversalSentenceEncoder()
+    model.embed(["warm up"])
+    return model
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]:
+    """Build an app on a fresh SQLite file; keyword arguments override ``ZM_*`` variables."""
+    built: list[App] = []
+
+    def make(environ: dict[str, str] | None = None, **kwargs: Any) -> App:
+        env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice", **(environ or {})}
+        kwargs.setdefault("embedder", embedder)
+        app = build_app(Settings.from_environ(env), **kwargs)
+        built.append(app)
+        with app.store.tx(write=True) as tx:
+            users.add_user(tx, "alice", is_local=True)
+            users.add_user(tx, "bob")
+        return app
+
+    yield make
+    for app in built:
+        app.close()
+
+
+@pytest.fixture
+def app(make_app: Callable[..., App]) -> App:
+    """An app with two users, alice (the local user) and bob."""
+    return make_app()
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller("alice", client="test-client", session_id=None)
+
+
+@pytest.fixture
+def bob() -> Caller:
+    return Caller("bob", client="test-client", session_id=None)

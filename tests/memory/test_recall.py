@@ -1,0 +1,122 @@
+"""Recall: hybrid retrieval, ranking factors, the read set, surfacings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.memory.helpers import write
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.bootstrap import App
+from zero_memory.clock import utcnow
+from zero_memory.domain.memory import Kind, Memory
+from zero_memory.memory.recall import recall, reinforcement, rrf, score
+
+
+def test_rrf_rewards_ids_found_by_both_rankers() -> None:
+    fused = rrf([["a", "b"], ["b", "c"]])
+    assert fused["b"] > fused["a"] > fused["c"]
+
+
+def test_reinforcement_grows_slowly_with_surfacings() -> None:
+    assert reinforcement(0) == 1.0
+    assert 1.2 < reinforcement(10) < 1.3
+
+
+def test_recall_finds_by_meaning_and_by_exact_words(app: App, alice: Caller) -> None:
+    port = write(app, alice, "The API server listens on port 8080")
+    code = write(app, alice, "Error E4711 means the license file is missing")
+    write(app, alice, "Bananas are rich in potassium")
+    by_meaning = recall(app, alice, "which port does the backend use")
+    assert by_meaning.hits[0].id == port.id
+    by_words = recall(app, alice, "E4711")
+    assert by_words.hits[0].id == code.id
+
+
+def test_recall_across_languages(app: App, alice: Caller) -> None:
+    fact = write(app, alice, "Der API-Server lauscht auf Port 8080")
+    write(app, alice, "Bananas are rich in potassium")
+    assert recall(app, alice, "The API server listens on port 8080").hits[0].id == fact.id
+
+
+def test_provisional_ranks_below_authoritative_at_equal_relevance(app: App, alice: Caller) -> None:
+    now = utcnow()
+
+    def memory(rank: int) -> Memory:
+        return Memory(id=f"m{rank}", owner="alice", scope="user.alice", kind=Kind.FACT, content="x",
+                      author_kind="agent", agent_name="t", rank=rank, source={}, created_at=now,  # type: ignore[arg-type]
+                      updated_at=now)
+
+    assert score(1.0, memory(0), 0, 0, False) < score(1.0, memory(1), 0, 0, False)
+
+
+def test_older_tasks_decay_faster_than_decisions() -> None:
+    now = utcnow()
+    task = Memory(id="t", owner="a", scope="user.a", kind=Kind.TASK, content="x", author_kind="agent",  # type: ignore[arg-type]
+                  agent_name="t", rank=1, source={}, created_at=now, updated_at=now)  # type: ignore[arg-type]
+    decision = Memory(id="d", owner="a", scope="user.a", kind=Kind.DECISION, content="x",
+                      author_kind="agent", agent_name="t", rank=1, source={}, created_at=now,  # type: ignore[arg-type]
+                      updated_at=now)
+    assert score(1.0, task, 28, 0, False) == pytest.approx(0.25)
+    assert score(1.0, decision, 28, 0, False) > 0.99
+
+
+def test_the_default_read_set_is_the_project_plus_personal_and_core(app: App) -> None:
+    caller = Caller("alice", client="test", session_id="c1")
+    in_project = write(app, caller, "The webapp builds with Vite", project_hint="/src/webapp")
+    in_other = write(app, Caller("alice", client="test"), "The mobile app builds with Vite",
+                     project_hint="/src/mobile")
+    personal = write(app, caller, "I build frontends with Vite", scope="personal")
+    ids = {h.id for h in recall(app, caller, "builds with Vite").hits}
+    assert in_project.id in ids and personal.id in ids
+    assert in_other.id not in ids
+    widened = {h.id for h in recall(app, caller, "builds with Vite", scopes_arg=["*"]).hits}
+    assert in_other.id in widened
+    by_slug = {h.id for h in recall(app, caller, "builds with Vite", scopes_arg=["mobile"]).hits}
+    assert by_slug == {in_other.id}
+
+
+def test_recall_never_returns_another_users_memory(app: App, alice: Caller, bob: Caller) -> None:
+    write(app, bob, "Bob's secret project codename is Falcon")
+    assert recall(app, alice, "project codename Falcon", scopes_arg=["*"]).hits == []
+    with pytest.raises(errors.ZMError, match=r"^validation_failed: scope:"):
+        recall(app, alice, "Falcon", scopes_arg=["user.bob"])
+
+
+def test_forgotten_memories_are_not_recalled(app: App, alice: Caller) -> None:
+    from zero_memory.memory.lifecycle import forget
+
+    fact = write(app, alice, "The nightly job runs at 02:00 UTC")
+    forget(app, alice, fact.id)
+    assert recall(app, alice, "nightly job").hits == []
+
+
+def test_kinds_filter_and_limit(app: App, alice: Caller) -> None:
+    write(app, alice, "Use ruff for linting", kind="convention")
+    write(app, alice, "ruff replaced flake8 in March", kind="fact")
+    hits = recall(app, alice, "ruff linting", kinds=[Kind.CONVENTION]).hits
+    assert [h.kind for h in hits] == [Kind.CONVENTION]
+    assert len(recall(app, alice, "ruff", limit=1).hits) == 1
+    with pytest.raises(errors.ZMError, match=r"^validation_failed: limit"):
+        recall(app, alice, "ruff", limit=51)
+
+
+def test_every_hit_is_recorded_as_a_surfacing(app: App, alice: Caller) -> None:
+    fact = write(app, alice, "The staging cluster runs Kubernetes 1.31")
+    recall(app, alice, "staging cluster kubernetes")
+    recall(app, alice, "staging cluster kubernetes")
+    with app.store.tx() as tx:
+        counts = tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1))
+    assert counts == {fact.id: 2}
+
+
+def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: ignore[no-untyped-def]
+    past = utcnow() - timedelta(days=200)
+    app = make_app(clock=lambda: past)
+    caller = Caller("alice", client="test")
+    write(app, caller, "Node 20 is the current LTS release", scope="core")
+    app.clock = utcnow
+    hit = recall(app, caller, "Node LTS release").hits[0]
+    assert hit.stale_days == 20
