@@ -1,0 +1,48 @@
+"""Settings are read once from a mapping, with documented defaults and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zero_memory import errors
+from zero_memory.settings import Settings
+
+
+def test_defaults_live_in_the_home_directory() -> None:
+    settings = Settings.from_environ({"ZM_HOME": "/data/zm"})
+    assert settings.home == Path("/data/zm")
+    assert settings.database_url == "sqlite:////data/zm/zm.db"
+    assert settings.judge_provider == "none"
+    assert settings.auto_create_projects is True
+    assert settings.hygiene_on_write is False
+    assert settings.scan_interval_hours is None
+    assert settings.judge_timeout_s == 60
+
+
+def test_each_provider_gets_its_own_default_models() -> None:
+    openai = Settings.from_environ({"ZM_JUDGE_PROVIDER": "openai", "OPENAI_API_KEY": "k"})
+    assert (openai.hygiene_model, openai.hygiene_fast_model) == ("gpt-4.1", "gpt-4.1-mini")
+    assert openai.judge_api_key == "k"
+    custom = Settings.from_environ({"ZM_JUDGE_PROVIDER": "openai", "ZM_HYGIENE_MODEL": "qwen3:32b"})
+    assert custom.hygiene_model == "qwen3:32b" and custom.hygiene_fast_model == "gpt-4.1-mini"
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"ZM_JUDGE_PROVIDER": "gemini"}, "ZM_JUDGE_PROVIDER"),
+        ({"ZM_HYGIENE_ON_WRITE": "maybe"}, "ZM_HYGIENE_ON_WRITE"),
+        ({"ZM_JUDGE_TIMEOUT_S": "soon"}, "ZM_JUDGE_TIMEOUT_S"),
+        ({"ZM_HYGIENE_SCAN_INTERVAL_HOURS": "-1"}, "ZM_HYGIENE_SCAN_INTERVAL_HOURS"),
+    ],
+)
+def test_bad_values_are_refused_by_name(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(errors.ZMError, match=f"^validation_failed: {message}"):
+        Settings.from_environ(environ)
+
+
+def test_the_api_key_never_shows_in_the_repr() -> None:
+    settings = Settings.from_environ({"ZM_JUDGE_PROVIDER": "openai", "ZM_JUDGE_API_KEY": "sk-very-secret"})
+    assert "sk-very-secret" not in repr(settings)
