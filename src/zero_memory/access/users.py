@@ -86,12 +86,10 @@ def ensure_local_user(store: Store, uid: str | None) -> str:
                     raise errors.not_found(f"user {uid} (create it with 'zm user add {uid}')")
                 add_user(tx, uid, is_local=True)
             return uid
-        users = tx.list_users()
-        local = [u for u in users if u.is_local]
+        local = [u for u in tx.list_users() if u.is_local]
         if local:
             return local[0].id
-        if len(users) == 1:
-            return users[0].id
-        if users:
-            raise errors.validation("several users exist; set ZM_USER to choose who this is")
-        return add_user(tx, default_local_uid(), is_local=True).id
+        name = default_local_uid()
+        if tx.get_user(name) is not None:
+            return name
+        return add_user(tx, name, is_local=True).id
