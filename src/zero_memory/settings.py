@@ -80,9 +80,7 @@ class Settings:
         home = Path(env.get("ZM_HOME") or Path.home() / ".local" / "share" / "zero-memory").expanduser()
         provider = env.get("ZM_JUDGE_PROVIDER", "none").strip().lower() or "none"
         if provider not in JUDGE_PROVIDERS:
-            raise errors.validation(
-                f"ZM_JUDGE_PROVIDER: {provider!r} is not one of {', '.join(JUDGE_PROVIDERS)}"
-            )
+            raise errors.validation(f"ZM_JUDGE_PROVIDER: {provider!r} is not one of {', '.join(JUDGE_PROVIDERS)}")
         strong, fast = DEFAULT_MODELS[provider]
         provider_key = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "")
         return cls(

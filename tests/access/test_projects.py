@@ -61,11 +61,11 @@ def test_two_users_projects_with_one_name_are_different_scopes(app: App) -> None
 
 
 def test_without_auto_create_an_unknown_hint_is_unresolvable(app: App) -> None:
-    with pytest.raises(errors.ZMError, match="^validation_failed: project_hint_unresolvable:"):
+    with pytest.raises(errors.ZMError, match=r"^validation_failed: project_hint_unresolvable:"):
         resolve(app, "alice", "/nowhere/at/all", auto_create=False)
 
 
 @pytest.mark.parametrize("hint", ["", "   ", "a\x00b"])
 def test_a_malformed_hint_is_unresolvable(app: App, hint: str) -> None:
-    with pytest.raises(errors.ZMError, match="^validation_failed: project_hint_unresolvable:"):
+    with pytest.raises(errors.ZMError, match=r"^validation_failed: project_hint_unresolvable:"):
         resolve(app, "alice", hint)

@@ -39,9 +39,9 @@ def test_revoked_tokens_stop_working(app: App) -> None:
 
 
 def test_user_names_are_slugs_and_unique(app: App) -> None:
-    with app.store.tx(write=True) as tx, pytest.raises(errors.ZMError, match="^conflict:"):
+    with app.store.tx(write=True) as tx, pytest.raises(errors.ZMError, match=r"^conflict:"):
         users.add_user(tx, "bob")
-    with app.store.tx(write=True) as tx, pytest.raises(errors.ZMError, match="^validation_failed: name"):
+    with app.store.tx(write=True) as tx, pytest.raises(errors.ZMError, match=r"^validation_failed: name"):
         users.add_user(tx, "Bob Smith")
 
 
@@ -49,5 +49,5 @@ def test_the_first_use_creates_one_local_user(make_app) -> None:  # type: ignore
     app = make_app()
     assert users.ensure_local_user(app.store, None) == "alice"
     assert users.ensure_local_user(app.store, "bob") == "bob"
-    with pytest.raises(errors.ZMError, match="^not_found: no user carol"):
+    with pytest.raises(errors.ZMError, match=r"^not_found: no user carol"):
         users.ensure_local_user(app.store, "carol")

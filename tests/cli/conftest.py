@@ -32,8 +32,9 @@ def zm(tmp_path: Path) -> Callable[..., ZmResult]:
     def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> ZmResult:
         environ = {k: v for k, v in os.environ.items() if not k.startswith("ZM_")}
         environ.update({"ZM_HOME": str(home), "COLUMNS": "200", **(env or {})})
-        completed = subprocess.run([*ZM, *args], capture_output=True, text=True, env=environ, input=stdin,
-                                   timeout=120, check=False)
+        completed = subprocess.run(
+            [*ZM, *args], capture_output=True, text=True, env=environ, input=stdin, timeout=120, check=False
+        )
         return ZmResult(completed)
 
     return run

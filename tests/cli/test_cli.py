@@ -14,8 +14,9 @@ Zm = Callable[..., ZmResult]
 
 
 def test_remember_then_recall_round_trips_through_the_shell(zm: Zm) -> None:
-    created = zm("remember", "Use ruff for linting, not flake8", "--kind", "convention", "--project", "/r/api",
-                 "--json")
+    created = zm(
+        "remember", "Use ruff for linting, not flake8", "--kind", "convention", "--project", "/r/api", "--json"
+    )
     assert created.code == 0, created.err
     memory = created.json()
     assert memory["status"] == "created" and memory["scope"].startswith("proj.")
@@ -58,8 +59,7 @@ def test_users_tokens_and_projects(zm: Zm) -> None:
     token = zm("user", "token", "bob", "--json").json()["token"]
     assert token != added.json()["token"]
     assert {u["id"] for u in zm("user", "list", "--json").json()} >= {"bob"}
-    assert zm("project", "create", "billing", "--path", "/srv/billing", "--json").json()["scope"].endswith(
-        ".billing")
+    assert zm("project", "create", "billing", "--path", "/srv/billing", "--json").json()["scope"].endswith(".billing")
     listed = zm("project", "list", "--json").json()
     assert [p["role"] for p in listed] == ["admin"]
     scope = listed[0]["scope"]
@@ -76,14 +76,19 @@ def test_import_is_idempotent_and_records_its_source_directory(zm: Zm, tmp_path:
     (notes / "leak.md").write_text(f"Deploy with {FAKE_GITHUB_TOKEN}\n")
     first = zm("import", str(notes), "--scope", "personal", "--json")
     assert first.code == 0, first.err
-    assert first.json() == {"imported": 2, "skipped": 0, "failed": [
-        {"record": "leak.md", "error": first.json()["failed"][0]["error"]}]}
+    assert first.json() == {
+        "imported": 2,
+        "skipped": 0,
+        "failed": [{"record": "leak.md", "error": first.json()["failed"][0]["error"]}],
+    }
     assert first.json()["failed"][0]["error"].startswith("validation_failed: secret_content_rejected:")
     second = zm("import", str(notes), "--scope", "personal", "--json")
     assert second.json()["imported"] == 0 and second.json()["skipped"] == 2
     exported = [json.loads(line) for line in zm("export").out.splitlines()]
     assert {m["content"] for m in exported} == {
-        "All Python code is formatted with ruff format.", "The admin UI listens on port 9000."}
+        "All Python code is formatted with ruff format.",
+        "The admin UI listens on port 9000.",
+    }
     assert all(m["rank"] == 1 and m["agent_name"] == "import" for m in exported)
     assert all(m["source"]["imported_from"] == str(notes.resolve()) for m in exported)
 
@@ -91,8 +96,10 @@ def test_import_is_idempotent_and_records_its_source_directory(zm: Zm, tmp_path:
 def test_jsonl_import_and_markdown_export(zm: Zm, tmp_path: Path) -> None:
     data = tmp_path / "memories.jsonl"
     data.write_text(
-        json.dumps({"content": "The queue is RabbitMQ", "kind": "fact"}) + "\n"
-        + json.dumps({"content": "Never deploy on Fridays", "kind": "convention"}) + "\n"
+        json.dumps({"content": "The queue is RabbitMQ", "kind": "fact"})
+        + "\n"
+        + json.dumps({"content": "Never deploy on Fridays", "kind": "convention"})
+        + "\n"
         + "{not json\n"
     )
     result = zm("import", str(data), "--project", "/srv/queue", "--json")
@@ -114,8 +121,21 @@ def test_db_migrate_and_reindex(zm: Zm) -> None:
 def test_every_command_has_help(zm: Zm) -> None:
     top = zm("--help")
     assert top.code == 0
-    for command in ("remember", "recall", "get", "forget", "restore", "close-loop", "move", "link", "import",
-                    "export", "user", "project", "db"):
+    for command in (
+        "remember",
+        "recall",
+        "get",
+        "forget",
+        "restore",
+        "close-loop",
+        "move",
+        "link",
+        "import",
+        "export",
+        "user",
+        "project",
+        "db",
+    ):
         result = zm(command, "--help")
         assert result.code == 0, command
         assert "Usage" in result.out

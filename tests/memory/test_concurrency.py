@@ -21,9 +21,15 @@ def _writer(home: str, worker: int, results: multiprocessing.Queue) -> None:  # 
     caller = Caller("alice", client=f"worker-{worker}")
     ids = []
     for n in range(WRITES_PER_PROCESS):
-        result = remember(app, caller, RememberRequest(
-            content=f"worker {worker} wrote fact number {n} about subsystem {n * 7 + worker}",
-            kind="fact", scope="personal"))  # type: ignore[arg-type]
+        result = remember(
+            app,
+            caller,
+            RememberRequest(
+                content=f"worker {worker} wrote fact number {n} about subsystem {n * 7 + worker}",
+                kind="fact",
+                scope="personal",
+            ),
+        )  # type: ignore[arg-type]
         ids.append((result.status, result.id))
     app.close()
     results.put(ids)

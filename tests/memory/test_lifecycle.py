@@ -100,14 +100,15 @@ def test_another_users_memory_answers_exactly_like_a_missing_id(
         assert tx.get_memory(theirs.id, SYSTEM).live
 
 
-def test_a_shared_project_is_visible_to_members_only_and_readers_cannot_write(app: App, alice: Caller,
-                                                                           bob: Caller) -> None:
+def test_a_shared_project_is_visible_to_members_only_and_readers_cannot_write(
+    app: App, alice: Caller, bob: Caller
+) -> None:
     from zero_memory.access.projects import create_project, grant
 
     with app.store.tx(write=True) as tx:
         create_project(tx, "alice", "shared")
     fact = write(app, alice, "The shared service uses gRPC", scope="proj.alice.shared")
-    with pytest.raises(errors.ZMError, match="^not_found:"):
+    with pytest.raises(errors.ZMError, match=r"^not_found:"):
         lifecycle.get_memory(app, bob, fact.id)
     with app.store.tx(write=True) as tx:
         grant(tx, "alice", "proj.alice.shared", "bob", "reader")

@@ -45,20 +45,51 @@ def test_provisional_ranks_below_authoritative_at_equal_relevance(app: App, alic
     now = utcnow()
 
     def memory(rank: int) -> Memory:
-        return Memory(id=f"m{rank}", owner="alice", scope="user.alice", kind=Kind.FACT, content="x",
-                      author_kind="agent", agent_name="t", rank=rank, source={}, created_at=now,  # type: ignore[arg-type]
-                      updated_at=now)
+        return Memory(
+            id=f"m{rank}",
+            owner="alice",
+            scope="user.alice",
+            kind=Kind.FACT,
+            content="x",
+            author_kind="agent",
+            agent_name="t",
+            rank=rank,
+            source={},
+            created_at=now,  # type: ignore[arg-type]
+            updated_at=now,
+        )
 
     assert score(1.0, memory(0), 0, 0, False) < score(1.0, memory(1), 0, 0, False)
 
 
 def test_older_tasks_decay_faster_than_decisions() -> None:
     now = utcnow()
-    task = Memory(id="t", owner="a", scope="user.a", kind=Kind.TASK, content="x", author_kind="agent",  # type: ignore[arg-type]
-                  agent_name="t", rank=1, source={}, created_at=now, updated_at=now)  # type: ignore[arg-type]
-    decision = Memory(id="d", owner="a", scope="user.a", kind=Kind.DECISION, content="x",
-                      author_kind="agent", agent_name="t", rank=1, source={}, created_at=now,  # type: ignore[arg-type]
-                      updated_at=now)
+    task = Memory(
+        id="t",
+        owner="a",
+        scope="user.a",
+        kind=Kind.TASK,
+        content="x",
+        author_kind="agent",  # type: ignore[arg-type]
+        agent_name="t",
+        rank=1,
+        source={},
+        created_at=now,
+        updated_at=now,
+    )  # type: ignore[arg-type]
+    decision = Memory(
+        id="d",
+        owner="a",
+        scope="user.a",
+        kind=Kind.DECISION,
+        content="x",
+        author_kind="agent",
+        agent_name="t",
+        rank=1,
+        source={},
+        created_at=now,  # type: ignore[arg-type]
+        updated_at=now,
+    )
     assert score(1.0, task, 28, 0, False) == pytest.approx(0.25)
     assert score(1.0, decision, 28, 0, False) > 0.99
 
@@ -66,8 +97,7 @@ def test_older_tasks_decay_faster_than_decisions() -> None:
 def test_the_default_read_set_is_the_project_plus_personal_and_core(app: App) -> None:
     caller = Caller("alice", client="test", session_id="c1")
     in_project = write(app, caller, "The webapp builds with Vite", project_hint="/src/webapp")
-    in_other = write(app, Caller("alice", client="test"), "The mobile app builds with Vite",
-                     project_hint="/src/mobile")
+    in_other = write(app, Caller("alice", client="test"), "The mobile app builds with Vite", project_hint="/src/mobile")
     personal = write(app, caller, "I build frontends with Vite", scope="personal")
     ids = {h.id for h in recall(app, caller, "builds with Vite").hits}
     assert in_project.id in ids and personal.id in ids

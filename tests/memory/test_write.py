@@ -113,8 +113,9 @@ def test_a_declared_supersede_closes_the_open_loop_it_replaces(app: App, alice: 
 def test_missing_dead_and_self_targets_are_skipped_and_reported(app: App, alice: Caller) -> None:
     dead = write(app, alice, "The cache TTL is five minutes")
     write(app, alice, "The cache TTL is ten minutes", links=[supersede(dead.id)])
-    result = write(app, alice, "The cache TTL is fifteen minutes",
-                   links=[supersede(dead.id), supersede("mem_doesnotexist")])
+    result = write(
+        app, alice, "The cache TTL is fifteen minutes", links=[supersede(dead.id), supersede("mem_doesnotexist")]
+    )
     reasons = {(s.dst, s.reason) for s in result.skipped_links}
     assert reasons == {(dead.id, "not_live"), ("mem_doesnotexist", "missing")}
     assert result.superseded == []
@@ -264,10 +265,12 @@ def test_same_session_refinement_supersedes_the_older_write(app: App) -> None:
 
 
 def test_refinement_never_crosses_sessions(app: App) -> None:
-    older = write(app, Caller("alice", client="test", session_id="morning"),
-                  "The deploy script lives in scripts/deploy.sh")
-    newer = write(app, Caller("alice", client="test", session_id="evening"),
-                  "The deploy script lives in scripts/deploy.sh.")
+    older = write(
+        app, Caller("alice", client="test", session_id="morning"), "The deploy script lives in scripts/deploy.sh"
+    )
+    newer = write(
+        app, Caller("alice", client="test", session_id="evening"), "The deploy script lives in scripts/deploy.sh."
+    )
     assert newer.superseded == []
     assert stored(app, older.id).live
 
@@ -282,8 +285,7 @@ def test_core_while_a_project_is_attached_routes_to_the_project_without_a_judge(
     write(app, caller, "The api uses FastAPI", project_hint="/work/api")
     result = write(app, caller, "Python's GIL blocks CPU-bound threads", scope="core")
     assert result.scope == "proj.alice.api"
-    assert result.routed_to_project == {
-        "project": "proj.alice.api", "reason": "no portability judge is configured"}
+    assert result.routed_to_project == {"project": "proj.alice.api", "reason": "no portability judge is configured"}
 
 
 def test_a_decision_is_never_portable_to_core(app: App) -> None:

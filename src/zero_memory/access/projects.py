@@ -101,9 +101,15 @@ def create_project(
     )
     tx.add_project(project)
     tx.set_membership(scope, owner, Role.ADMIN.value, project.created_at)
-    tx.add_audit(actor=owner, action="project.create", owner=owner, memory_ids=[],
-                 payload={"scope": scope, "path": project.path, "remote": project.remote}, run_id=None,
-                 at=project.created_at)
+    tx.add_audit(
+        actor=owner,
+        action="project.create",
+        owner=owner,
+        memory_ids=[],
+        payload={"scope": scope, "path": project.path, "remote": project.remote},
+        run_id=None,
+        at=project.created_at,
+    )
     return project
 
 
@@ -119,8 +125,15 @@ def grant(tx: Tx, actor: str, scope: str, user_id: str, role: str) -> None:
     if tx.get_user(user_id) is None:
         raise errors.not_found(f"user {user_id}")
     tx.set_membership(scope, user_id, role, utcnow())
-    tx.add_audit(actor=actor, action="project.grant", owner=project.owner, memory_ids=[],
-                 payload={"scope": scope, "user": user_id, "role": role}, run_id=None, at=utcnow())
+    tx.add_audit(
+        actor=actor,
+        action="project.grant",
+        owner=project.owner,
+        memory_ids=[],
+        payload={"scope": scope, "user": user_id, "role": role},
+        run_id=None,
+        at=utcnow(),
+    )
 
 
 def _pick(candidates: list[Project], vis: Visibility) -> Project | None:

@@ -44,8 +44,9 @@ def add_user(tx: Tx, uid: str, *, display_name: str | None = None, is_local: boo
         raise errors.conflict(f"user {uid} exists already")
     user = User(id=uid, display_name=display_name or uid, created_at=utcnow(), is_local=is_local)
     tx.add_user(user)
-    tx.add_audit(actor=uid, action="user.add", owner=uid, memory_ids=[], payload={"user": uid}, run_id=None,
-                 at=user.created_at)
+    tx.add_audit(
+        actor=uid, action="user.add", owner=uid, memory_ids=[], payload={"user": uid}, run_id=None, at=user.created_at
+    )
     return user
 
 
@@ -55,8 +56,15 @@ def issue_token(tx: Tx, uid: str) -> str:
     token_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     tx.add_token(token_id, uid, _digest(secret), utcnow())
-    tx.add_audit(actor=uid, action="token.issue", owner=uid, memory_ids=[], payload={"token_id": token_id},
-                 run_id=None, at=utcnow())
+    tx.add_audit(
+        actor=uid,
+        action="token.issue",
+        owner=uid,
+        memory_ids=[],
+        payload={"token_id": token_id},
+        run_id=None,
+        at=utcnow(),
+    )
     return f"{TOKEN_PREFIX}{token_id}_{secret}"
 
 

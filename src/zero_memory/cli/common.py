@@ -40,8 +40,11 @@ def app() -> App:
 
 def local_caller(client: str = "cli") -> Caller:
     application = app()
-    return Caller(uid=ensure_local_user(application.store, application.settings.user), client=client,
-                  author_kind="human" if client == "cli" else "agent")
+    return Caller(
+        uid=ensure_local_user(application.store, application.settings.user),
+        client=client,
+        author_kind="human" if client == "cli" else "agent",
+    )
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -87,7 +90,13 @@ def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
     if not err_console.is_terminal or total == 0:
         yield lambda n: None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n: bar.advance(task, n)

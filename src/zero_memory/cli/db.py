@@ -21,8 +21,9 @@ def migrate(json_out: bool = JsonOption) -> None:
     if json_out:
         print_json({"applied": applied, "backend": app().store.backend})
     else:
-        console.print(f"{app().store.backend}: " + (f"applied {', '.join(applied)}" if applied else "up to date"),
-                      highlight=False)
+        console.print(
+            f"{app().store.backend}: " + (f"applied {', '.join(applied)}" if applied else "up to date"), highlight=False
+        )
 
 
 @group.command("reindex")

@@ -33,8 +33,10 @@ def import_command(
     if json_out:
         print_json(report.to_dict())
         return
-    console.print(f"imported {len(report.imported)}, skipped {report.skipped} already stored, "
-                  f"failed {len(report.failed)}", highlight=False)
+    console.print(
+        f"imported {len(report.imported)}, skipped {report.skipped} already stored, failed {len(report.failed)}",
+        highlight=False,
+    )
     for failure in report.failed:
         console.print(f"  {failure['record']}: {failure['error']}", highlight=False, markup=False)
     if report.failed:

@@ -23,28 +23,43 @@ def register(cli: typer.Typer) -> None:
 def remember(
     text: Annotated[str, typer.Argument(help="The memory: one self-contained statement.")],
     kind: Annotated[Kind, typer.Option("--kind", "-k", help="What kind of memory this is.")],
-    project: Annotated[str | None, typer.Option("--project", "-p", help="Project hint: path, git remote or name.")] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", "-p", help="Project hint: path, git remote or name.")
+    ] = None,
     scope: Annotated[str | None, typer.Option("--scope", help="A scope path, or core / personal.")] = None,
-    supersedes: Annotated[list[str] | None, typer.Option("--supersedes", help="Id of a memory this one replaces.")] = None,
-    provisional: Annotated[bool, typer.Option("--provisional", help="Write as a provisional capture (rank 0).")] = False,
+    supersedes: Annotated[
+        list[str] | None, typer.Option("--supersedes", help="Id of a memory this one replaces.")
+    ] = None,
+    provisional: Annotated[
+        bool, typer.Option("--provisional", help="Write as a provisional capture (rank 0).")
+    ] = False,
     json_out: bool = JsonOption,
 ) -> None:
     """Store a memory."""
     links = [LinkSpec(type="supersedes", dst=dst) for dst in supersedes or []]
-    result = remember_service(app(), local_caller(), RememberRequest(
-        content=text, kind=kind, scope=scope, project_hint=project, links=links, provisional=provisional))
+    result = remember_service(
+        app(),
+        local_caller(),
+        RememberRequest(
+            content=text, kind=kind, scope=scope, project_hint=project, links=links, provisional=provisional
+        ),
+    )
     if json_out:
         print_json(result)
         return
     console.print(f"{result.status} {result.id} in {result.scope}", highlight=False)
     if result.routed_to_project:
-        console.print(f"routed to {result.routed_to_project['project']}: {result.routed_to_project['reason']}",
-                      highlight=False, markup=False)
+        console.print(
+            f"routed to {result.routed_to_project['project']}: {result.routed_to_project['reason']}",
+            highlight=False,
+            markup=False,
+        )
     for old in result.superseded:
         console.print(f"superseded {old}", highlight=False)
     for similar in result.similar_existing:
-        console.print(f"similar {similar.id} ({similar.similarity:.2f}) {similar.preview}", highlight=False,
-                      markup=False)
+        console.print(
+            f"similar {similar.id} ({similar.similarity:.2f}) {similar.preview}", highlight=False, markup=False
+        )
 
 
 @handles_errors
@@ -57,8 +72,9 @@ def recall(
     json_out: bool = JsonOption,
 ) -> None:
     """Find memories by meaning and words."""
-    result = recall_service(app(), local_caller(), query, scopes_arg=scope, kinds=kind, limit=limit,
-                            project_hint=project)
+    result = recall_service(
+        app(), local_caller(), query, scopes_arg=scope, kinds=kind, limit=limit, project_hint=project
+    )
     if json_out:
         print_json(result)
         return

@@ -36,8 +36,17 @@ def list_users(json_out: bool = JsonOption) -> None:
     with app().store.tx() as tx:
         users = tx.list_users()
     if json_out:
-        print_json([{"id": u.id, "display_name": u.display_name, "created_at": u.created_at.isoformat(),
-                     "local": u.is_local} for u in users])
+        print_json(
+            [
+                {
+                    "id": u.id,
+                    "display_name": u.display_name,
+                    "created_at": u.created_at.isoformat(),
+                    "local": u.is_local,
+                }
+                for u in users
+            ]
+        )
         return
     for user in users:
         console.print(f"{user.id}{'  (local)' if user.is_local else ''}", highlight=False)
@@ -57,5 +66,6 @@ def token(
 
             tx.revoke_tokens(name, utcnow())
         new_token = accounts.issue_token(tx, name)
-    print_json({"user": name, "token": new_token}) if json_out else console.print(new_token, highlight=False,
-                                                                                 markup=False)
+    print_json({"user": name, "token": new_token}) if json_out else console.print(
+        new_token, highlight=False, markup=False
+    )

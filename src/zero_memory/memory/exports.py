@@ -17,8 +17,11 @@ def visible_memories(app: App, caller: Caller) -> Iterator[tuple[Memory, list[di
         vis = visibility(tx, caller.uid)
         for memory in tx.iter_memories():
             if vis.can_read(memory.scope):
-                links = [{"type": lk.type, "src": lk.src, "dst": lk.dst} for lk in tx.links_of(memory.id)
-                         if lk.src == memory.id]
+                links = [
+                    {"type": lk.type, "src": lk.src, "dst": lk.dst}
+                    for lk in tx.links_of(memory.id)
+                    if lk.src == memory.id
+                ]
                 yield memory, links
 
 

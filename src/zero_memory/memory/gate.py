@@ -38,7 +38,9 @@ def prefilter(kind: Kind, wants_core: bool) -> GateDecision | None:
     return None
 
 
-def decide(kind: Kind, wants_core: bool, content: str, check: PortabilityCheck | None, min_confidence: float) -> GateDecision:
+def decide(
+    kind: Kind, wants_core: bool, content: str, check: PortabilityCheck | None, min_confidence: float
+) -> GateDecision:
     early = prefilter(kind, wants_core)
     if early is not None:
         return early

@@ -150,16 +150,20 @@ def _write_batch(
         if scope is not None or project_hint is not None:
             from zero_memory.access.projects import resolve_hint
 
-            hinted = (resolve_hint(tx, vis, project_hint, auto_create=app.settings.auto_create_projects).scope
-                      if project_hint is not None else None)
+            hinted = (
+                resolve_hint(tx, vis, project_hint, auto_create=app.settings.auto_create_projects).scope
+                if project_hint is not None
+                else None
+            )
             vis = visibility(tx, caller.uid)
             default_target = write_target(tx, vis, scope, hinted, SessionState(None, None))
         for (record, where, source), vector in zip(accepted, vectors, strict=True):
             try:
                 target = shorthand(vis, tx, record.scope) if record.scope else default_target
                 if target is None:
-                    raise errors.validation("pass --scope or --project, or give each record a scope",
-                                            subcode=errors.SCOPE_TARGET_REQUIRED)
+                    raise errors.validation(
+                        "pass --scope or --project, or give each record a scope", subcode=errors.SCOPE_TARGET_REQUIRED
+                    )
                 if not vis.can_write(target):
                     raise errors.validation(f"scope: {target} is read-only for you")
             except errors.ZMError as error:
@@ -169,11 +173,28 @@ def _write_batch(
             if tx.find_by_hash(caller.uid, digest):
                 report.skipped += 1
                 continue
-            memory = Memory(id=memory_id(), owner=caller.uid, scope=target, kind=record.kind,
-                            content=record.content, content_hash=digest, author_kind=AuthorKind.HUMAN,
-                            agent_name="import", rank=Rank.AGENT, source=source, created_at=now, updated_at=now)
+            memory = Memory(
+                id=memory_id(),
+                owner=caller.uid,
+                scope=target,
+                kind=record.kind,
+                content=record.content,
+                content_hash=digest,
+                author_kind=AuthorKind.HUMAN,
+                agent_name="import",
+                rank=Rank.AGENT,
+                source=source,
+                created_at=now,
+                updated_at=now,
+            )
             tx.insert_memory(memory, vector, app.embedder.model_id)
-            tx.add_audit(actor=caller.uid, action="import", owner=caller.uid, memory_ids=[memory.id],
-                         payload={"scope": target, "kind": record.kind.value, "imported_from": source["imported_from"]},
-                         run_id=None, at=now)
+            tx.add_audit(
+                actor=caller.uid,
+                action="import",
+                owner=caller.uid,
+                memory_ids=[memory.id],
+                payload={"scope": target, "kind": record.kind.value, "imported_from": source["imported_from"]},
+                run_id=None,
+                at=now,
+            )
             report.imported.append(memory.id)

@@ -61,12 +61,25 @@ def forget(app: App, caller: Caller, memory_id: str, reason: str | None = None) 
         vis = visibility(tx, caller.uid)
         memory = writable(tx, vis, memory_id)
         if not memory.live:
-            return LifecycleResult(id=memory.id, status=memory.status.value, changed=False,
-                                   invalidated_reason=_reason(memory))
-        retire(tx, memory, successor=None, reason=InvalidationReason.FORGOTTEN, actor=caller.uid,
-               action="forget", at=now, payload={"note": reason} if reason else None)
-    return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True,
-                           invalidated_reason=InvalidationReason.FORGOTTEN.value)
+            return LifecycleResult(
+                id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
+            )
+        retire(
+            tx,
+            memory,
+            successor=None,
+            reason=InvalidationReason.FORGOTTEN,
+            actor=caller.uid,
+            action="forget",
+            at=now,
+            payload={"note": reason} if reason else None,
+        )
+    return LifecycleResult(
+        id=memory.id,
+        status=Status.INVALIDATED.value,
+        changed=True,
+        invalidated_reason=InvalidationReason.FORGOTTEN.value,
+    )
 
 
 def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None) -> LifecycleResult:
@@ -76,26 +89,55 @@ def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None
         vis = visibility(tx, caller.uid)
         memory = writable(tx, vis, memory_id)
         if not memory.open_loop:
-            raise errors.validation(f"id: {memory.id} is a {memory.kind.value}, not an open loop (task or open-question)")
+            raise errors.validation(
+                f"id: {memory.id} is a {memory.kind.value}, not an open loop (task or open-question)"
+            )
         if not memory.live:
-            return LifecycleResult(id=memory.id, status=memory.status.value, changed=False,
-                                   invalidated_reason=_reason(memory))
-        retire(tx, memory, successor=None, reason=InvalidationReason.CLOSED, actor=caller.uid,
-               action="close_loop", at=now, payload={"note": note} if note else None)
-    return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True,
-                           invalidated_reason=InvalidationReason.CLOSED.value)
+            return LifecycleResult(
+                id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
+            )
+        retire(
+            tx,
+            memory,
+            successor=None,
+            reason=InvalidationReason.CLOSED,
+            actor=caller.uid,
+            action="close_loop",
+            at=now,
+            payload={"note": note} if note else None,
+        )
+    return LifecycleResult(
+        id=memory.id, status=Status.INVALIDATED.value, changed=True, invalidated_reason=InvalidationReason.CLOSED.value
+    )
 
 
-def restore(tx: Tx, memory: Memory, *, actor: str, at: datetime, run_id: str | None = None,
-            payload: dict[str, object] | None = None) -> list[str]:
+def restore(
+    tx: Tx,
+    memory: Memory,
+    *,
+    actor: str,
+    at: datetime,
+    run_id: str | None = None,
+    payload: dict[str, object] | None = None,
+) -> list[str]:
     """Clear an invalidation and the supersede links pointing at it; return the removed links' sources."""
 
     tx.set_status(memory.id, Status.LIVE, None, None, at)
     removed = tx.remove_links(dst=memory.id, link_type="supersedes", at=at)
-    tx.add_audit(actor=actor, action="restore", owner=memory.owner, memory_ids=[memory.id],
-                 payload={"was": _reason(memory), "superseded_by": memory.superseded_by,
-                          "removed_links": [link.src for link in removed], **(payload or {})},
-                 run_id=run_id, at=at)
+    tx.add_audit(
+        actor=actor,
+        action="restore",
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload={
+            "was": _reason(memory),
+            "superseded_by": memory.superseded_by,
+            "removed_links": [link.src for link in removed],
+            **(payload or {}),
+        },
+        run_id=run_id,
+        at=at,
+    )
     return [link.src for link in removed]
 
 
@@ -142,8 +184,15 @@ def move_memories(
                 unchanged.append(memory.id)
                 continue
             tx.set_scope(memory.id, target, memory.original_scope or memory.scope, now)
-            tx.add_audit(actor=caller.uid, action="move", owner=memory.owner, memory_ids=[memory.id],
-                         payload={"from": memory.scope, "to": target}, run_id=None, at=now)
+            tx.add_audit(
+                actor=caller.uid,
+                action="move",
+                owner=memory.owner,
+                memory_ids=[memory.id],
+                payload={"from": memory.scope, "to": target},
+                run_id=None,
+                at=now,
+            )
             moved.append(memory.id)
     return MoveResult(moved=moved, unchanged=unchanged, failed=failed, scope=target)
 
@@ -161,8 +210,15 @@ def link(app: App, caller: Caller, src: str, dst: str, link_type: str) -> LinkRe
         if tx.has_link(a.id, b.id, link_type):
             return LinkResult(src=a.id, dst=b.id, type=link_type, created=False)
         tx.add_link(Link(new_id("lnk"), a.id, b.id, link_type, now, caller.uid))
-        tx.add_audit(actor=caller.uid, action="link", owner=a.owner, memory_ids=[a.id, b.id],
-                     payload={"type": link_type}, run_id=None, at=now)
+        tx.add_audit(
+            actor=caller.uid,
+            action="link",
+            owner=a.owner,
+            memory_ids=[a.id, b.id],
+            payload={"type": link_type},
+            run_id=None,
+            at=now,
+        )
     return LinkResult(src=a.id, dst=b.id, type=link_type, created=True)
 
 
@@ -177,9 +233,17 @@ def history(tx: Tx, vis: Visibility, memory: Memory) -> list[HistoryEntry]:
         older = tx.get_memories([i for i in older_ids if i not in seen], vis)
         for old in sorted(older.values(), key=lambda m: m.created_at, reverse=True):
             seen.add(old.id)
-            entries.append(HistoryEntry(id=old.id, content=old.content, kind=old.kind, status=old.status.value,
-                                        invalidated_reason=_reason(old), created_at=to_text(old.created_at),
-                                        depth=depth))
+            entries.append(
+                HistoryEntry(
+                    id=old.id,
+                    content=old.content,
+                    kind=old.kind,
+                    status=old.status.value,
+                    invalidated_reason=_reason(old),
+                    created_at=to_text(old.created_at),
+                    depth=depth,
+                )
+            )
             frontier.append((old.id, depth + 1))
     return entries
 
@@ -197,14 +261,35 @@ def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
         chain = history(tx, vis, memory)
     return GetMemoryResult(
         memory=memory_view(memory, now, disputed=bool(disputes)),
-        links=[LinkView(type=lk.type, src=lk.src, dst=lk.dst, created_at=to_text(lk.created_at),
-                        created_by=lk.created_by) for lk in links],
+        links=[
+            LinkView(type=lk.type, src=lk.src, dst=lk.dst, created_at=to_text(lk.created_at), created_by=lk.created_by)
+            for lk in links
+        ],
         history=chain,
-        audit=[AuditView(at=to_text(a.at), actor=a.actor, action=a.action, memory_ids=a.memory_ids,
-                         payload=a.payload, run_id=a.run_id) for a in audit],
-        disputes=[DisputeRef(id=d.id, shape=d.shape.value, verdict=d.verdict, origin=d.origin,
-                             status=d.status.value, memory_a=d.memory_a, memory_b=d.memory_b, reason=d.reason)
-                  for d in disputes],
+        audit=[
+            AuditView(
+                at=to_text(a.at),
+                actor=a.actor,
+                action=a.action,
+                memory_ids=a.memory_ids,
+                payload=a.payload,
+                run_id=a.run_id,
+            )
+            for a in audit
+        ],
+        disputes=[
+            DisputeRef(
+                id=d.id,
+                shape=d.shape.value,
+                verdict=d.verdict,
+                origin=d.origin,
+                status=d.status.value,
+                memory_a=d.memory_a,
+                memory_b=d.memory_b,
+                reason=d.reason,
+            )
+            for d in disputes
+        ],
     )
 
 

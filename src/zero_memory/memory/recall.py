@@ -75,20 +75,24 @@ def recall(
     with app.store.tx(write=write) as tx:
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
-            tx, vis, session_id or caller.session_id, project_hint,
-            auto_create=app.settings.auto_create_projects, at=now,
+            tx,
+            vis,
+            session_id or caller.session_id,
+            project_hint,
+            auto_create=app.settings.auto_create_projects,
+            at=now,
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        by_vector = [n.memory.id for n in tx.similar(vector, floor=config.recall_similarity, limit=pool,
-                                                          scopes=covered)]
+        by_vector = [
+            n.memory.id for n in tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered)
+        ]
         by_text = tx.fulltext(query, scopes=covered, limit=pool)
         fused = rrf([by_vector, by_text])
         found = tx.get_memories(list(fused), vis)
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
         disputes = tx.open_disputes_for([m.id for m in candidates])
-        surfacings = tx.surfacings_of([m.id for m in candidates],
-                                      since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS))
+        surfacings = tx.surfacings_of([m.id for m in candidates], since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS))
     disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
     challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
     ranked = sorted(

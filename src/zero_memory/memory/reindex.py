@@ -28,8 +28,15 @@ def reindex(app: App, *, everything: bool = False, advance: Callable[[int], None
         with app.store.tx(write=True) as tx:
             for (memory_id, _), vector in zip(chunk, vectors, strict=True):
                 tx.update_embedding(memory_id, vector, model)
-            tx.add_audit(actor="system", action="db.reindex", owner=None, memory_ids=[],
-                         payload={"count": len(chunk), "model": model}, run_id=None, at=app.clock())
+            tx.add_audit(
+                actor="system",
+                action="db.reindex",
+                owner=None,
+                memory_ids=[],
+                payload={"count": len(chunk), "model": model},
+                run_id=None,
+                at=app.clock(),
+            )
         done += len(chunk)
         after = chunk[-1][0]
         advance(len(chunk))

@@ -43,7 +43,7 @@ from zero_memory.memory.models import (
     SkippedLink,
     WriteStatus,
 )
-from zero_memory.memory.targets import SessionState, session_state, write_target
+from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.memory.views import similar_view
 from zero_memory.store.base import SYSTEM, Tx
@@ -106,8 +106,13 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
-            tx, vis, req.session_id or caller.session_id, req.project_hint,
-            auto_create=app.settings.auto_create_projects, at=now, dry=True,
+            tx,
+            vis,
+            req.session_id or caller.session_id,
+            req.project_hint,
+            auto_create=app.settings.auto_create_projects,
+            at=now,
+            dry=True,
         )
         target = write_target(tx, vis, req.scope, hinted, session)
         _check_link_targets(tx, vis, req.links)
@@ -117,7 +122,10 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
     if project is None or not (wants_core or wants_personal):
         return _Plan(target, source=source)
     decision = gate.decide(
-        req.kind, wants_core, req.content, portability_check(app, caller.uid),
+        req.kind,
+        wants_core,
+        req.content,
+        portability_check(app, caller.uid),
         app.settings.hygiene.portable_min_confidence,
     )
     if decision.granted:
@@ -157,8 +165,12 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         tx.serialize(f"remember:{caller.uid}")
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
-            tx, vis, req.session_id or caller.session_id, req.project_hint,
-            auto_create=app.settings.auto_create_projects, at=now,
+            tx,
+            vis,
+            req.session_id or caller.session_id,
+            req.project_hint,
+            auto_create=app.settings.auto_create_projects,
+            at=now,
         )
         scope = plan.scope if plan.routed else write_target(tx, vis, req.scope, hinted, session)
         _check_link_targets(tx, vis, req.links)
@@ -177,30 +189,61 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
             updated_at=now,
         )
 
-        existing = _yield_or_absorb(tx, incoming, vector, config.provisional_yield_similarity,
-                                    config.dedup_similarity)
+        existing = _yield_or_absorb(tx, incoming, vector, config.provisional_yield_similarity, config.dedup_similarity)
         if existing is not None:
             status, kept = existing
-            tx.add_audit(actor=caller.uid, action=f"remember.{status}", owner=caller.uid, memory_ids=[kept.id],
-                         payload={"scope": scope, "kind": req.kind.value, "rank": int(rank)}, run_id=None, at=now)
+            tx.add_audit(
+                actor=caller.uid,
+                action=f"remember.{status}",
+                owner=caller.uid,
+                memory_ids=[kept.id],
+                payload={"scope": scope, "kind": req.kind.value, "rank": int(rank)},
+                run_id=None,
+                at=now,
+            )
             superseded, skipped = _declared_links(tx, vis, caller, kept, req.links, now)
-            return RememberResult(id=kept.id, status=status, scope=kept.scope, rank=int(kept.rank),
-                                  superseded=superseded, skipped_links=skipped, session=session.info)
+            return RememberResult(
+                id=kept.id,
+                status=status,
+                scope=kept.scope,
+                rank=int(kept.rank),
+                superseded=superseded,
+                skipped_links=skipped,
+                session=session.info,
+            )
 
         tx.insert_memory(incoming, vector, app.embedder.model_id)
         tx.add_audit(
-            actor=caller.uid, action="remember", owner=caller.uid, memory_ids=[incoming.id],
-            payload={"scope": scope, "kind": req.kind.value, "rank": int(rank), "client": caller.client,
-                     "routed_to_project": plan.routed, "declared": [link.dst for link in req.links]},
-            run_id=None, at=now,
+            actor=caller.uid,
+            action="remember",
+            owner=caller.uid,
+            memory_ids=[incoming.id],
+            payload={
+                "scope": scope,
+                "kind": req.kind.value,
+                "rank": int(rank),
+                "client": caller.client,
+                "routed_to_project": plan.routed,
+                "declared": [link.dst for link in req.links],
+            },
+            run_id=None,
+            at=now,
         )
         superseded, skipped = _declared_links(tx, vis, caller, incoming, req.links, now)
         declared_any = any(link.type == "supersedes" for link in req.links)
         similar: list[SimilarMemory] = []
         if not declared_any:
             superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now)
-            similar = _similar_existing(tx, vis, incoming, vector, superseded, config.similar_existing_similarity,
-                                        config.similar_existing_limit, now)
+            similar = _similar_existing(
+                tx,
+                vis,
+                incoming,
+                vector,
+                superseded,
+                config.similar_existing_similarity,
+                config.similar_existing_limit,
+                now,
+            )
     for callback in app.after_write:
         callback(incoming)
     return RememberResult(
@@ -253,13 +296,28 @@ def _declared_links(
             if not target.live:
                 skipped.append(SkippedLink(dst=link.dst, type=link.type, reason="not_live"))
                 continue
-            retire(tx, target, successor=new.id, reason=InvalidationReason.SUPERSEDED, actor=caller.uid,
-                   action="supersede", at=now, payload={"declared": True, "loop_closed": target.open_loop})
+            retire(
+                tx,
+                target,
+                successor=new.id,
+                reason=InvalidationReason.SUPERSEDED,
+                actor=caller.uid,
+                action="supersede",
+                at=now,
+                payload={"declared": True, "loop_closed": target.open_loop},
+            )
             superseded.append(target.id)
         elif not tx.has_link(new.id, target.id, link.type):
             tx.add_link(Link(new_id("lnk"), new.id, target.id, link.type, now, caller.uid))
-            tx.add_audit(actor=caller.uid, action="link", owner=new.owner, memory_ids=[new.id, target.id],
-                         payload={"type": link.type}, run_id=None, at=now)
+            tx.add_audit(
+                actor=caller.uid,
+                action="link",
+                owner=new.owner,
+                memory_ids=[new.id, target.id],
+                payload={"type": link.type},
+                run_id=None,
+                at=now,
+            )
     return superseded, skipped
 
 
@@ -280,8 +338,15 @@ def retire(
     if successor is not None:
         tx.add_link(Link(new_id("lnk"), successor, old.id, "supersedes", at, actor, run_id))
     ids = [old.id] if successor is None else [successor, old.id]
-    tx.add_audit(actor=actor, action=action, owner=old.owner, memory_ids=ids,
-                 payload={"reason": reason.value, "successor": successor, **(payload or {})}, run_id=run_id, at=at)
+    tx.add_audit(
+        actor=actor,
+        action=action,
+        owner=old.owner,
+        memory_ids=ids,
+        payload={"reason": reason.value, "successor": successor, **(payload or {})},
+        run_id=run_id,
+        at=at,
+    )
 
 
 def _refine_same_session(
@@ -296,8 +361,16 @@ def _refine_same_session(
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new):
             continue
-        retire(tx, old, successor=new.id, reason=InvalidationReason.SUPERSEDED, actor=caller.uid,
-               action="refine", at=now, payload={"similarity": round(neighbour.similarity, 4)})
+        retire(
+            tx,
+            old,
+            successor=new.id,
+            reason=InvalidationReason.SUPERSEDED,
+            actor=caller.uid,
+            action="refine",
+            at=now,
+            payload={"similarity": round(neighbour.similarity, 4)},
+        )
         refined.append(old.id)
     return refined
 
