@@ -1,0 +1,1 @@
+"""The store contract suite (SQLite and PostgreSQL) and backend-only tests."""
