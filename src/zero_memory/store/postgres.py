@@ -13,7 +13,9 @@ vectors of a new size beside the old ones. The HNSW index is therefore an
 expression index on ``embedding::vector(DIM)`` limited to ``embedding_dim =
 DIM`` (pgvector's documented recipe for mixed dimensions); ``migrate()`` makes
 it for the store's dimension, and ``similar`` spells the same expression and
-predicate, with DIM as a literal, so the planner can use it.
+predicate, with DIM as a literal, so the planner can use it. When few rows pass
+a search's filters (``exact_search_rows``), ``similar`` skips the index and
+compares with every one of them, so small scopes get exact answers, as on SQLite.
 """
 
 from __future__ import annotations
@@ -48,8 +50,14 @@ NAMED_LOCKS = 0x7A6D01
 SERIAL_LOCKS = 0x7A6D02
 MIGRATION_LOCK = (0x7A6D03, 0)
 
-# Rows a filtered HNSW scan may visit before giving up (pgvector's default is
-# 20,000); the candidate list grows with the limit asked for.
+# Up to this many candidate rows (live, of the store's dimension, passing the
+# scope and owner filters), similar() compares the query with every one of them
+# instead of walking the HNSW graph: exact, and still a few milliseconds. HNSW
+# is approximate, and a small scope among many close rows of other scopes is
+# where its graph is most likely to leave rows unreachable.
+EXACT_SEARCH_ROWS = 10_000
+
+# The HNSW candidate list: it grows with the limit asked for.
 EF_SEARCH_MIN = 64
 EF_SEARCH_MAX = 1000
 
@@ -117,25 +125,42 @@ class PostgresTx(SqlTx):
         if exclude:
             where.append("id <> ALL(%s::text[])")
             params.append(sorted(exclude))
-        # Filters applied after the index scan would otherwise starve it: an
-        # iterative scan keeps walking the graph until enough rows pass them.
-        # Relaxed order may return rows slightly out of order; they are sorted below.
+        filters = " AND ".join(where)
         fetch = limit + 8
-        ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
-        self.conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true)",
-            (str(ef_search),),
-        )
+        if self._candidates(filters, params[1:]) <= self.store.exact_search_rows:
+            # Few candidates: compare with every one. The distance is spelled on the
+            # bare column, which the HNSW expression index cannot serve, so the
+            # planner filters by the b-tree indexes and sorts: exact, like SQLite.
+            order_by = "embedding <=> %s"
+        else:
+            # An approximate scan. Filters applied after the index scan would starve
+            # it: an iterative scan keeps walking the graph until enough rows pass
+            # them. Relaxed order may return rows slightly out of order; they are
+            # sorted below.
+            order_by = f"embedding::vector({dim}) <=> %s::vector({dim})"
+            ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+            self.conn.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true)",
+                (str(ef_search),),
+            )
         rows = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
-            f"FROM memories WHERE {' AND '.join(where)} ORDER BY distance LIMIT %s",
+            f"SELECT {MEMORY_COLUMNS}, {order_by} AS distance FROM memories WHERE {filters} "
+            "ORDER BY distance LIMIT %s",
             [*params, fetch],
         ).fetchall()
         neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
         neighbours = [n for n in neighbours if n.similarity >= floor]
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
         return neighbours[:limit]
+
+    def _candidates(self, filters: str, params: Sequence[Any]) -> int:
+        """How many rows pass the filters, counting no further than just past the exact-search bound."""
+        row = self.conn.execute(
+            f"SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE {filters} LIMIT %s) AS candidates",
+            [*params, self.store.exact_search_rows + 1],
+        ).fetchone()
+        return int(row["n"]) if row else 0
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
         words = [w for w in WORD_RE.findall(query) if len(w) > 1][:32]
@@ -156,9 +181,12 @@ class PostgresTx(SqlTx):
 class PostgresStore:
     backend = "postgres"
 
-    def __init__(self, url: str, *, dim: int, max_connections: int = 10) -> None:
+    def __init__(
+        self, url: str, *, dim: int, max_connections: int = 10, exact_search_rows: int = EXACT_SEARCH_ROWS
+    ) -> None:
         self.url = url
         self.dim = dim
+        self.exact_search_rows = exact_search_rows
         self._local = threading.local()
         self._pool = ConnectionPool(
             url,
@@ -171,8 +199,15 @@ class PostgresStore:
         )
 
     @classmethod
-    def open(cls, url: str, *, dim: int = 512, max_connections: int = 10) -> PostgresStore:
-        store = cls(url, dim=dim, max_connections=max_connections)
+    def open(
+        cls,
+        url: str,
+        *,
+        dim: int = 512,
+        max_connections: int = 10,
+        exact_search_rows: int = EXACT_SEARCH_ROWS,
+    ) -> PostgresStore:
+        store = cls(url, dim=dim, max_connections=max_connections, exact_search_rows=exact_search_rows)
         # Migrate before the pool opens: each pooled connection looks up the vector type.
         store.migrate()
         store._pool.open(wait=True, timeout=30)
