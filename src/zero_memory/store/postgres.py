@@ -109,13 +109,31 @@ class PostgresTx(SqlTx):
     ) -> list[Neighbour]:
         if limit <= 0 or (scopes is not None and not scopes):
             return []
+        fetch = limit + 8  # relaxed order may misplace a few rows at the edge: sorted below
+        query, params = self._similar_query(vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude)
+        rows = self.conn.execute(query, params).fetchall()
+        neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
+        neighbours = [n for n in neighbours if n.similarity >= floor]
+        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
+        return neighbours[:limit]
+
+    def _similar_query(
+        self,
+        vector: np.ndarray,
+        *,
+        fetch: int,
+        scopes: Collection[str] | None,
+        owner: str | None,
+        exclude: Collection[str],
+    ) -> tuple[str, list[Any]]:
+        """The nearest-neighbour query, exact or through the HNSW index, and its parameters."""
         dim = int(self.store.dim)
         if vector.shape != (dim,):
             raise ValueError(f"similar: expected a vector of {dim} dimensions, got shape {vector.shape}")
         # The dimension is a literal, not a parameter: the partial index's predicate
         # must be provable from the query text, even in a generic prepared plan.
         where = ["status = 'live'", f"embedding_dim = {dim}"]
-        params: list[Any] = [self._embedding_param(vector)]
+        params: list[Any] = []
         if scopes is not None:
             where.append("scope = ANY(%s::text[])")
             params.append(sorted(scopes))
@@ -126,33 +144,25 @@ class PostgresTx(SqlTx):
             where.append("id <> ALL(%s::text[])")
             params.append(sorted(exclude))
         filters = " AND ".join(where)
-        fetch = limit + 8
-        if self._candidates(filters, params[1:]) <= self.store.exact_search_rows:
+        if self._candidates(filters, params) <= self.store.exact_search_rows:
             # Few candidates: compare with every one. The distance is spelled on the
             # bare column, which the HNSW expression index cannot serve, so the
             # planner filters by the b-tree indexes and sorts: exact, like SQLite.
-            order_by = "embedding <=> %s"
+            distance = "embedding <=> %s"
         else:
             # An approximate scan. Filters applied after the index scan would starve
-            # it: an iterative scan keeps walking the graph until enough rows pass
-            # them. Relaxed order may return rows slightly out of order; they are
-            # sorted below.
-            order_by = f"embedding::vector({dim}) <=> %s::vector({dim})"
+            # it: an iterative scan keeps walking the graph until enough rows pass.
+            distance = f"embedding::vector({dim}) <=> %s::vector({dim})"
             ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
             self.conn.execute(
                 "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                 "set_config('hnsw.ef_search', %s, true)",
                 (str(ef_search),),
             )
-        rows = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS}, {order_by} AS distance FROM memories WHERE {filters} "
-            "ORDER BY distance LIMIT %s",
-            [*params, fetch],
-        ).fetchall()
-        neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
-        neighbours = [n for n in neighbours if n.similarity >= floor]
-        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
-        return neighbours[:limit]
+        query = (
+            f"SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s"
+        )
+        return query, [self._embedding_param(vector), *params, fetch]
 
     def _candidates(self, filters: str, params: Sequence[Any]) -> int:
         """How many rows pass the filters, counting no further than just past the exact-search bound."""
@@ -253,9 +263,7 @@ class PostgresStore:
         """
         conn = self._connect()
         try:
-            row = conn.execute(
-                "SELECT pg_try_advisory_lock(%s, %s) AS taken", (NAMED_LOCKS, lock_key(name))
-            ).fetchone()
+            row = conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS taken", (NAMED_LOCKS, lock_key(name))).fetchone()
             taken = bool(row and row["taken"])
             try:
                 yield taken

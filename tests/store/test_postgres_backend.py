@@ -1,0 +1,180 @@
+"""PostgreSQL only: the HNSW index, concurrent processes, write serialization, locks."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pg import PgServer
+from tests.store.factories import DIM, add_users, axis, memory, put, random_unit
+from tests.store.processes import insert_concurrently, writer
+from zero_memory.store.postgres import PostgresStore, PostgresTx
+
+
+@pytest.fixture
+def hnsw_store(pg_url: str) -> Iterator[PostgresStore]:
+    """A store that always searches through the HNSW index, however few the rows."""
+    store = PostgresStore.open(pg_url, dim=DIM, exact_search_rows=0)
+    yield store
+    store.close()
+
+
+def plan(tx: PostgresTx, **kwargs: Any) -> str:
+    query, params = tx._similar_query(axis(0), fetch=10, **{"scopes": None, "owner": None, "exclude": (), **kwargs})
+    return "\n".join(r["QUERY PLAN"] for r in tx.conn.execute("EXPLAIN " + query, params).fetchall())
+
+
+def test_a_new_database_applies_the_first_migration_once(pg_url: str) -> None:
+    store = PostgresStore(pg_url, dim=DIM)
+    try:
+        assert store.migrate() == ["0001_init.sql"]
+        assert store.migrate() == []
+    finally:
+        store.close()
+
+
+def test_an_hnsw_cosine_index_exists_for_the_stores_dimension(pg_url: str) -> None:
+    for dim in (DIM, 24):
+        PostgresStore.open(pg_url, dim=dim).close()
+    store = PostgresStore.open(pg_url, dim=DIM)
+    try:
+        with store.tx() as tx:
+            rows = tx._query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories'")
+    finally:
+        store.close()
+    defs = {r["indexname"]: r["indexdef"] for r in rows}
+    for dim in (DIM, 24):
+        definition = defs[f"memories_embedding_hnsw_{dim}"]
+        assert "USING hnsw" in definition
+        assert f"vector({dim})) vector_cosine_ops" in definition
+        assert f"WHERE (embedding_dim = {dim})" in definition
+    assert "USING gin (content_tsv)" in defs["memories_fulltext"]
+
+
+def test_a_plain_search_walks_the_hnsw_index(hnsw_store: PostgresStore) -> None:
+    with hnsw_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(50):
+            put(tx, memory(f"m{n}"), random_unit(n))
+    with hnsw_store.tx() as tx:
+        assert f"Index Scan using memories_embedding_hnsw_{DIM}" in plan(tx)
+        assert f"Index Scan using memories_embedding_hnsw_{DIM}" in plan(tx, scopes=["proj.alice.api"], owner="alice")
+
+
+def test_a_search_among_few_candidates_is_exact(pg_store: PostgresStore) -> None:
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        put(tx, memory("m"), axis(0))
+    with pg_store.tx() as tx:  # type: ignore[assignment]
+        assert "hnsw" not in plan(tx)  # type: ignore[arg-type]
+
+
+def test_a_filtered_hnsw_search_keeps_scanning_until_the_limit_is_met(hnsw_store: PostgresStore) -> None:
+    """Most rows are in another scope; an iterative scan still finds the few in this one."""
+    with hnsw_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(600):
+            put(tx, memory(f"crowd {n}", scope="proj.alice.crowd"), random_unit(n))
+        for n in range(5):
+            put(tx, memory(f"few {n}", scope="proj.alice.few"), random_unit(10_000 + n))
+    with hnsw_store.tx() as tx:
+        # The planner would rather sort so selective a filter's few rows itself: forbid it.
+        tx._exec("SET LOCAL enable_sort = off")
+        assert "Index Scan using memories_embedding_hnsw" in plan(tx, scopes=["proj.alice.few"])
+        hits = tx.similar(random_unit(0), floor=-1.0, limit=10, scopes=["proj.alice.few"])
+    assert sorted(n.memory.content for n in hits) == [f"few {n}" for n in range(5)]
+    assert [n.similarity for n in hits] == sorted((n.similarity for n in hits), reverse=True)
+
+
+def test_two_processes_writing_at_once_lose_nothing(pg_store: PostgresStore, pg_url: str, tmp_path: Path) -> None:
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+    insert_concurrently(pg_url, tmp_path, ["left", "right"], 200)
+    with pg_store.tx() as tx:
+        contents = {m.content for m in tx.live_memories(limit=1000)}
+    assert contents == {f"{tag} {n}" for tag in ("left", "right") for n in range(200)}
+
+
+def test_serialize_makes_a_second_writer_wait_for_the_first(pg_store: PostgresStore) -> None:
+    events: list[str] = []
+    first_holds = threading.Event()
+
+    def first() -> None:
+        with pg_store.tx(write=True) as tx:
+            tx.serialize("remember:alice:proj.alice.api")
+            first_holds.set()
+            time.sleep(0.3)
+            events.append("first commits")
+
+    def second(key: str) -> None:
+        first_holds.wait()
+        with pg_store.tx(write=True) as tx:
+            tx.serialize(key)
+            events.append(f"second holds {key}")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second, args=("remember:bob:x",))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert events == ["second holds remember:bob:x", "first commits"]  # another key does not wait
+
+    events.clear()
+    first_holds.clear()
+    threads = [threading.Thread(target=first), threading.Thread(target=second, args=("remember:alice:proj.alice.api",))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert events == ["first commits", "second holds remember:alice:proj.alice.api"]
+
+
+def test_a_named_lock_dies_with_the_process_holding_it(pg_store: PostgresStore, pg_url: str) -> None:
+    holder = writer("hold", pg_url, "hygiene.cycle", stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        with pg_store.advisory_lock("hygiene.cycle") as taken:
+            assert not taken
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while True:
+        with pg_store.advisory_lock("hygiene.cycle") as taken:
+            if taken or time.monotonic() > deadline:
+                break
+        time.sleep(0.05)
+    assert taken
+
+
+def test_processes_starting_at_once_migrate_once(pg_server: PgServer) -> None:
+    url = pg_server.fresh_url()
+    errors: list[BaseException] = []
+    stores: list[PostgresStore] = []
+
+    def start() -> None:
+        try:
+            stores.append(PostgresStore.open(url, dim=DIM))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        with stores[0].tx() as tx:
+            assert [r["version"] for r in tx._query("SELECT version FROM schema_migrations")] == [1]
+    finally:
+        for store in stores:
+            store.close()
+        pg_server.drop(url)
