@@ -126,6 +126,9 @@ class FakeHTTPServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, each reply
+            # would wait ~40 ms for the client's delayed ACK.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 self._answer()

@@ -49,9 +49,7 @@ def test_the_instructions_are_the_system_prompt_and_the_pair_the_user_message(
     assert PAIR.a.content in user and PAIR.b.content in user
 
 
-def test_each_path_asks_its_own_model(
-    anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
-) -> None:
+def test_each_path_asks_its_own_model(anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory) -> None:
     anthropic_server.enqueue(anthropic_server.verdict(), anthropic_server.verdict())
     judge = anthropic_judge()
     judge.judge(PAIR)
@@ -63,9 +61,7 @@ def test_portability_forces_the_portability_verdict_tool(
     anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
 ) -> None:
     anthropic_server.enqueue(anthropic_server.portability(False, 0.9, "Names this repo's CI."))
-    result = anthropic_judge().judge(
-        PortabilityRequest(JudgedMemory("fact", 1, "CI runs on the infra-2 runner"))
-    )
+    result = anthropic_judge().judge(PortabilityRequest(JudgedMemory("fact", 1, "CI runs on the infra-2 runner")))
     body = anthropic_server.last_request.body
     assert body["tools"][0]["name"] == "portability_verdict"
     assert body["tools"][0]["input_schema"] == PORTABILITY_SCHEMA
@@ -78,9 +74,7 @@ def test_the_tool_input_comes_back_as_a_verdict_with_its_cost(
     anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
 ) -> None:
     anthropic_server.enqueue(
-        anthropic_server.verdict(
-            "complementary", 0.88, "Summary and gotcha.", input_tokens=700, output_tokens=60
-        )
+        anthropic_server.verdict("complementary", 0.88, "Summary and gotcha.", input_tokens=700, output_tokens=60)
     )
     result = anthropic_judge().judge(PAIR)
     assert isinstance(result, Judged)
@@ -97,9 +91,7 @@ def test_the_owner_key_is_the_credential_sent(
     assert [r.api_key for r in anthropic_server.requests] == [SERVER_KEY, OWNER_KEY]
 
 
-def test_without_any_key_the_provider_is_unavailable(
-    anthropic_server: FakeAnthropicServer, tmp_path: Path
-) -> None:
+def test_without_any_key_the_provider_is_unavailable(anthropic_server: FakeAnthropicServer, tmp_path: Path) -> None:
     settings = settings_for("anthropic", anthropic_server.base_url, tmp_path, ZM_JUDGE_API_KEY="")
     result = build_judge(settings).judge(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.UNAVAILABLE
@@ -107,9 +99,7 @@ def test_without_any_key_the_provider_is_unavailable(
     assert anthropic_server.requests == []
 
 
-def test_a_refusal_stop_is_a_refusal(
-    anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
-) -> None:
+def test_a_refusal_stop_is_a_refusal(anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory) -> None:
     anthropic_server.enqueue(anthropic_server.refusal())
     result = anthropic_judge().judge(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.REFUSAL
@@ -119,9 +109,7 @@ def test_a_refusal_stop_is_a_refusal(
 def test_a_text_answer_without_the_tool_call_is_malformed(
     anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
 ) -> None:
-    anthropic_server.enqueue(
-        anthropic_server.text('{"verdict": "duplicate", "confidence": 1, "rationale": "x"}')
-    )
+    anthropic_server.enqueue(anthropic_server.text('{"verdict": "duplicate", "confidence": 1, "rationale": "x"}'))
     result = anthropic_judge().judge(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.MALFORMED
     assert "does not call hygiene_verdict" in result.detail
@@ -145,9 +133,7 @@ def test_a_tool_input_that_is_not_an_object_is_malformed(
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.MALFORMED
 
 
-def test_an_overloaded_api_is_retried(
-    anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory
-) -> None:
+def test_an_overloaded_api_is_retried(anthropic_server: FakeAnthropicServer, anthropic_judge: JudgeFactory) -> None:
     anthropic_server.enqueue(
         anthropic_server.error(529, "Overloaded", kind="overloaded_error"), anthropic_server.verdict()
     )

@@ -15,9 +15,7 @@ from zero_memory.settings import DEFAULT_MODELS, Settings
 PORTABILITY = PortabilityRequest(JudgedMemory("fact", 1, "x"))
 
 
-@pytest.mark.parametrize(
-    ("name", "cls"), [("openai", OpenAIJudge), ("anthropic", AnthropicJudge), ("none", NoneJudge)]
-)
+@pytest.mark.parametrize(("name", "cls"), [("openai", OpenAIJudge), ("anthropic", AnthropicJudge), ("none", NoneJudge)])
 def test_the_provider_setting_picks_the_implementation(tmp_path: Path, name: str, cls: type) -> None:
     judge = build_judge(settings_for(name, "http://127.0.0.1:9", tmp_path))
     assert isinstance(judge, cls)

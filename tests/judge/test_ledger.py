@@ -62,9 +62,7 @@ def test_portability_calls_carry_their_purpose() -> None:
 
 
 def test_the_attributed_judge_is_a_judge_that_sees_through_to_its_model() -> None:
-    judge = AttributedJudge(
-        FakeJudge(model="m1", fast_model="m2"), owner="u", run_id=None, record=lambda _: None
-    )
+    judge = AttributedJudge(FakeJudge(model="m1", fast_model="m2"), owner="u", run_id=None, record=lambda _: None)
     assert isinstance(judge, Judge)
     assert judge.provider == "fake"
     assert (judge.model_for(PAIR), judge.model_for(PROVISIONAL_PAIR)) == ("m1", "m2")
@@ -73,9 +71,7 @@ def test_the_attributed_judge_is_a_judge_that_sees_through_to_its_model() -> Non
 def test_a_real_call_records_the_provider_s_token_counts_and_latency(
     openai_server: FakeOpenAIServer, openai_judge: Callable[..., Judge]
 ) -> None:
-    openai_server.enqueue(
-        openai_server.verdict(prompt_tokens=512, completion_tokens=64), openai_server.error(400)
-    )
+    openai_server.enqueue(openai_server.verdict(prompt_tokens=512, completion_tokens=64), openai_server.error(400))
     rows: list[LedgerEntry] = []
     judge = AttributedJudge(openai_judge(), owner="u_ana", run_id="run_9", record=rows.append)
     assert isinstance(judge.judge(PAIR), Judged)

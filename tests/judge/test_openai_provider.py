@@ -75,9 +75,7 @@ def test_portability_uses_the_portability_verdict_schema_and_the_adjudication_mo
     openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
 ) -> None:
     openai_server.enqueue(openai_server.portability(True, 0.82, "A fact about git."))
-    result = openai_judge().judge(
-        PortabilityRequest(JudgedMemory("gotcha", 3, "git stash drops untracked files"))
-    )
+    result = openai_judge().judge(PortabilityRequest(JudgedMemory("gotcha", 3, "git stash drops untracked files")))
     body = openai_server.last_request.body
     assert body["response_format"]["json_schema"]["name"] == "portability_verdict"
     assert body["response_format"]["json_schema"]["schema"] == PORTABILITY_SCHEMA
@@ -90,9 +88,7 @@ def test_a_valid_answer_comes_back_as_a_verdict_with_its_cost(
     openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
 ) -> None:
     openai_server.enqueue(
-        openai_server.verdict(
-            "a_supersedes_b", 0.96, "A keeps B's command.", prompt_tokens=321, completion_tokens=45
-        )
+        openai_server.verdict("a_supersedes_b", 0.96, "A keeps B's command.", prompt_tokens=321, completion_tokens=45)
     )
     result = openai_judge().judge(PAIR)
     assert isinstance(result, Judged)
@@ -112,9 +108,7 @@ def test_the_configured_key_is_sent_as_a_bearer_token(
     assert openai_server.last_request.headers["authorization"] == f"Bearer {SERVER_KEY}"
 
 
-def test_an_owner_key_replaces_the_configured_key(
-    openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
-) -> None:
+def test_an_owner_key_replaces_the_configured_key(openai_server: FakeOpenAIServer, openai_judge: JudgeFactory) -> None:
     openai_server.enqueue(openai_server.verdict())
     openai_judge(api_key=OWNER_KEY).judge(PAIR)
     assert openai_server.last_request.api_key == OWNER_KEY
@@ -143,9 +137,7 @@ def test_a_refusal_field_is_a_refusal(openai_server: FakeOpenAIServer, openai_ju
     assert "I can't assist" in result.detail
 
 
-def test_a_content_filter_stop_is_a_refusal(
-    openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
-) -> None:
+def test_a_content_filter_stop_is_a_refusal(openai_server: FakeOpenAIServer, openai_judge: JudgeFactory) -> None:
     openai_server.enqueue(openai_server.completion(None, finish_reason="content_filter"))
     result = openai_judge().judge(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.REFUSAL
@@ -161,17 +153,13 @@ def test_an_answer_cut_off_at_the_token_limit_is_malformed(
     assert result.usage.output_tokens == 40
 
 
-def test_a_message_without_content_is_malformed(
-    openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
-) -> None:
+def test_a_message_without_content_is_malformed(openai_server: FakeOpenAIServer, openai_judge: JudgeFactory) -> None:
     openai_server.enqueue(openai_server.completion(None))
     result = openai_judge().judge(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.MALFORMED
 
 
-def test_a_completion_without_choices_is_malformed(
-    openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
-) -> None:
+def test_a_completion_without_choices_is_malformed(openai_server: FakeOpenAIServer, openai_judge: JudgeFactory) -> None:
     openai_server.enqueue(
         Reply.json({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})
     )
@@ -179,9 +167,7 @@ def test_a_completion_without_choices_is_malformed(
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.MALFORMED
 
 
-def test_a_reply_that_is_not_json_is_malformed(
-    openai_server: FakeOpenAIServer, openai_judge: JudgeFactory
-) -> None:
+def test_a_reply_that_is_not_json_is_malformed(openai_server: FakeOpenAIServer, openai_judge: JudgeFactory) -> None:
     openai_server.enqueue(
         Reply(200, b"<html>502 Bad Gateway</html>", {"content-type": "text/html"}),
         Reply(200, b'{"choices": [', {"content-type": "application/json"}),

@@ -128,9 +128,7 @@ def test_the_time_budget_covers_retries_and_backoff(provider: Provider) -> None:
     server = provider.server
     slow_backoff = RetryPolicy(attempts=5, initial_backoff_s=2.0, max_backoff_s=2.0)
     started = time.monotonic()
-    failure = failure_of(
-        provider, server.error(503), server.verdict(), retry=slow_backoff, ZM_JUDGE_TIMEOUT_S="0.5"
-    )
+    failure = failure_of(provider, server.error(503), server.verdict(), retry=slow_backoff, ZM_JUDGE_TIMEOUT_S="0.5")
     assert failure.kind is FailureKind.HTTP_ERROR
     assert time.monotonic() - started < 0.5
     assert len(server.requests) == 1
@@ -156,9 +154,7 @@ def test_keys_never_appear_in_the_judges_repr(provider: Provider) -> None:
     assert OWNER_KEY not in repr(judge) and SERVER_KEY not in repr(judge)
 
 
-def test_keys_never_appear_in_logs_even_at_debug_level(
-    provider: Provider, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_keys_never_appear_in_logs_even_at_debug_level(provider: Provider, caplog: pytest.LogCaptureFixture) -> None:
     server = provider.server
     server.enqueue(server.verdict(), server.error(500), server.error(401, f"bad key {OWNER_KEY}"))
     with caplog.at_level(logging.DEBUG):

@@ -34,10 +34,7 @@ def test_confidence_anywhere_in_the_closed_unit_interval_is_accepted(confidence:
 
 
 def test_a_dict_answer_is_held_to_the_same_rules_as_a_json_string() -> None:
-    assert (
-        parse_hygiene({"verdict": "unrelated", "confidence": 0.7, "rationale": "x"}).verdict
-        is Verdict.UNRELATED
-    )
+    assert parse_hygiene({"verdict": "unrelated", "confidence": 0.7, "rationale": "x"}).verdict is Verdict.UNRELATED
     with pytest.raises(InvalidAnswer):
         parse_hygiene({"verdict": "Unrelated", "confidence": 0.7, "rationale": "x"})
 
