@@ -781,7 +781,8 @@ class SqlTx:
         self, *, user_id: str, tool: str, client: str, outcome: str, declared_supersede: bool, at: datetime
     ) -> None:
         self._exec(
-            "INSERT INTO usage_events(at, user_id, tool, client, outcome, declared_supersede) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO usage_events(at, user_id, tool, client, outcome, declared_supersede) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             (to_text(at), user_id, tool, client, outcome, int(declared_supersede)),
         )
 

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -208,10 +208,8 @@ class SQLiteStore:
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
-                try:
+                with suppress(sqlite3.ProgrammingError):
                     conn.close()
-                except sqlite3.ProgrammingError:
-                    pass
             self._connections.clear()
         self._local = threading.local()
 
