@@ -14,7 +14,7 @@ import pytest
 from tests.pg import PgServer
 from tests.store.factories import DIM, add_users, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
-from zero_memory.store.postgres import PostgresStore, PostgresTx
+from zero_memory.store.postgres import PostgresStore, PostgresTx, supports_iterative_scan
 
 
 @pytest.fixture
@@ -178,3 +178,8 @@ def test_processes_starting_at_once_migrate_once(pg_server: PgServer) -> None:
         for store in stores:
             store.close()
         pg_server.drop(url)
+
+
+@pytest.mark.parametrize(("version", "ok"), [("0.8.5", True), ("0.8.0", True), ("0.10.0", True), ("0.7.4", False)])
+def test_pgvector_older_than_0_8_is_refused(version: str, ok: bool) -> None:
+    assert supports_iterative_scan(version) is ok

@@ -314,8 +314,25 @@ class PostgresStore:
 
 
 def _ensure_pgvector(conn: psycopg.Connection[dict[str, Any]]) -> None:
-    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
-        return
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        _create_pgvector(conn)
+        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    version = str(row["extversion"]) if row else "?"
+    if not supports_iterative_scan(version):
+        raise errors.unavailable(
+            f"pgvector {version} is too old: zero-memory needs 0.8 or later (filtered HNSW searches); "
+            "install it on the server, then run: ALTER EXTENSION vector UPDATE;"
+        )
+
+
+def supports_iterative_scan(version: str) -> bool:
+    """pgvector 0.8 brought iterative index scans."""
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
+    return tuple(parts) >= (0, 8)
+
+
+def _create_pgvector(conn: psycopg.Connection[dict[str, Any]]) -> None:
     try:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.errors.InsufficientPrivilege as exc:
