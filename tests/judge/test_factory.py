@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,10 @@ def test_building_a_judge_sends_nothing_and_reads_no_environment(
         settings = settings_for(name, "", tmp_path, ZM_JUDGE_API_KEY="")
         failure = build_judge(settings).judge(PAIR)
         assert failure.outcome == "unavailable", name
+
+
+def test_importing_the_judge_package_leaves_the_provider_sdks_unloaded() -> None:
+    """`zm --help` and offer mode should not pay a second for SDKs they never use."""
+    code = "import sys, zero_memory.judge; print(sorted({'openai', 'anthropic'} & set(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

@@ -44,9 +44,7 @@ class LedgerEntry:
 Recorder = Callable[[LedgerEntry], None]
 
 
-def entry_for(
-    result: JudgeResult, request: JudgeRequest, *, owner: str, run_id: str | None
-) -> LedgerEntry | None:
+def entry_for(result: JudgeResult, request: JudgeRequest, *, owner: str, run_id: str | None) -> LedgerEntry | None:
     """The ledger row for one call, or None when no call was made (offer mode)."""
     usage = result.usage
     if usage is None:
@@ -95,6 +93,4 @@ class AttributedJudge:
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
-        return judge_and_record(
-            self.inner, request, owner=self.owner, run_id=self.run_id, record=self._record
-        )
+        return judge_and_record(self.inner, request, owner=self.owner, run_id=self.run_id, record=self._record)
