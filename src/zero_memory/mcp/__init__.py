@@ -1,0 +1,6 @@
+"""The MCP surface: thin tools over the memory services, one server for stdio and streamable HTTP.
+
+``server.build_server`` assembles the server; ``tooling`` is how a tool is
+declared and run; each ``tools_*`` module holds one group of tools; ``http``
+is the bearer-token edge of the HTTP transport.
+"""

@@ -1,0 +1,69 @@
+"""Who is calling: the caller of every tool comes from the transport, never from an argument.
+
+Over HTTP the bearer middleware (``zero_memory.mcp.http``) authenticated the
+request and put the user on it; on stdio the server was started for the local
+user. The client's name comes from the handshake's ``clientInfo`` (the
+2026 protocol carries it on every request), else the User-Agent, else
+``unknown``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.mcpserver import Context
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+
+MAX_CLIENT_NAME = 100
+SESSION_HEADER = "mcp-session-id"
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """How one server learns its caller.
+
+    ``local_uid`` is set only for stdio, where the process speaks for one
+    user; an HTTP server has none and refuses any request its middleware did
+    not authenticate. ``stdio_session`` is the transport session of a stdio
+    process: one connection, one session.
+    """
+
+    local_uid: str | None = None
+    stdio_session: str | None = None
+
+    def caller(self, ctx: Context[Any, Any]) -> Caller:
+        try:
+            request = ctx.request_context.request
+        except ValueError:  # called in process, outside any transport
+            request = None
+        if request is None:
+            if self.local_uid is None:
+                raise errors.unavailable("this server speaks MCP over HTTP only, with a bearer token")
+            return Caller(uid=self.local_uid, client=client_name(ctx, None), session_id=self.stdio_session)
+        user = request.scope.get("user")
+        if not isinstance(user, AuthenticatedUser) or not user.access_token.subject:
+            raise errors.unavailable("the request carries no authenticated user")
+        return Caller(
+            uid=user.access_token.subject,
+            client=client_name(ctx, request.headers.get("user-agent")),
+            session_id=request.headers.get(SESSION_HEADER) or None,
+        )
+
+
+def client_name(ctx: Context[Any, Any], user_agent: str | None) -> str:
+    """The client's self-declared name, cleaned for storage as ``agent_name``."""
+    name: str | None = None
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, LookupError, RuntimeError, ValueError):
+        params = None
+    if params is not None and params.client_info is not None:
+        name = params.client_info.name
+    cleaned = _UNPRINTABLE.sub(" ", name or user_agent or "").strip()[:MAX_CLIENT_NAME]
+    return cleaned or "unknown"

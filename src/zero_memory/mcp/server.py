@@ -1,0 +1,101 @@
+"""The MCP server: the tools of every ``tools_*`` module, the memory resource, one identity.
+
+The same server object serves stdio (``zm mcp``) and streamable HTTP
+(``zm serve``); only its ``Identity`` differs. Tools are listed and called
+through ``ZMServer.list_tools`` / ``call_tool``, so every call of every tool,
+on every transport, goes through ``tooling.invoke``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import Tool as ToolDescription
+
+from zero_memory import __version__, errors
+from zero_memory.bootstrap import App
+from zero_memory.mcp import resources
+from zero_memory.mcp.identity import Identity
+from zero_memory.mcp.tooling import ToolSpec, error_result, field_name, invoke
+
+INSTRUCTIONS = """\
+zero-memory keeps what you learn about this user and their projects across sessions: decisions and \
+their reasons, gotchas, conventions, preferences, facts, open tasks and questions.
+
+- At the start of a task, call `recall` with what you are about to work on and a `project_hint` (the \
+repository path or git remote). This also attaches the session to that project, so later writes go there.
+- Before writing, recall first; if a memory already says it, do not repeat it.
+- When you learn something worth keeping, call `remember` with one self-contained statement and its \
+`kind`. When it replaces an older memory, declare it: `links: [{"type": "supersedes", "dst": "<old id>"}]`.
+- If `remember` answers with `similar_existing`, read the `hint`: retire what your write replaced with \
+`forget`, or leave different facets alone.
+- Close finished tasks and answered questions with `close_loop`.
+- Nothing is ever deleted: `forget` and supersedes are undone with `restore_memory`.
+- Errors start with a stable code (`validation_failed:`, `not_found:`, `conflict:`, `unavailable:`, \
+`internal:`); the rest of the text says what to fix.
+"""
+
+TOOL_MODULE_PREFIX = "tools_"
+
+
+class ZMServer(MCPServer[Any]):
+    """An ``MCPServer`` whose tools are ``ToolSpec``s run by ``tooling.invoke``."""
+
+    def __init__(self, app: App, identity: Identity) -> None:
+        super().__init__(
+            name="zero-memory",
+            title="zero-memory",
+            instructions=INSTRUCTIONS,
+            version=__version__,
+            log_level="WARNING",
+        )
+        self.zm = app
+        self.identity = identity
+        self.specs: dict[str, ToolSpec[Any, Any]] = {}
+
+    def add_spec(self, spec: ToolSpec[Any, Any]) -> None:
+        if spec.name in self.specs:
+            raise ValueError(f"two tools are named {spec.name!r}")
+        self.specs[spec.name] = spec
+
+    async def list_tools(self) -> list[ToolDescription]:
+        return [spec.describe() for spec in self.specs.values()] + await super().list_tools()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        spec = self.specs.get(name)
+        if spec is None:
+            if self._tool_manager.get_tool(name) is not None:
+                return await super().call_tool(name, arguments, context)
+            return error_result(errors.validation(f"name: there is no tool {field_name(name)!r}"))
+        ctx = context if context is not None else Context(mcp_server=self)
+        return await invoke(spec, arguments, self.zm, lambda: self.identity.caller(ctx))
+
+
+def tool_modules() -> list[ModuleType]:
+    """Every ``zero_memory.mcp.tools_*`` module, in name order: adding a tool module is enough to serve it."""
+    package = importlib.import_module("zero_memory.mcp")
+    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__)
+                   if info.name.startswith(TOOL_MODULE_PREFIX))
+    return [importlib.import_module(f"zero_memory.mcp.{name}") for name in names]
+
+
+def build_server(app: App, identity: Identity | None = None) -> ZMServer:
+    """The server for one transport. A tool module exports ``toolset`` and may export
+    ``register(server)`` for prompts or resources of its own."""
+    server = ZMServer(app, identity or Identity())
+    for module in tool_modules():
+        toolset = getattr(module, "toolset", None)
+        for spec in toolset.specs if toolset is not None else []:
+            server.add_spec(spec)
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(server)
+    resources.register(server)
+    return server
+

@@ -1,0 +1,63 @@
+"""The Starlette app ``zm serve`` runs: ``/healthz``, MCP at ``/mcp``, and room for the dashboard.
+
+``/mcp`` is the MCP SDK's streamable HTTP transport behind the bearer-token
+middleware; ``/healthz`` needs no token. The dashboard's routes (``/`` and
+below) come in through ``extra_routes`` and bring their own login; nothing
+here protects them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from zero_memory import __version__
+from zero_memory.bootstrap import App
+from zero_memory.mcp.http import BearerAuth, transport_security
+from zero_memory.mcp.identity import Identity
+from zero_memory.mcp.server import build_server
+
+MCP_PATH = "/mcp"
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "version": __version__})
+
+
+def create_app(
+    app: App,
+    *,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
+    extra_routes: Sequence[BaseRoute] = (),
+) -> Starlette:
+    """The whole HTTP server for one ``App``.
+
+    ``host`` is the address the server binds (it decides the Host check, see
+    ``mcp.http.transport_security``); ``allowed_hosts`` are further Host names
+    to accept (``ZM_ALLOWED_HOSTS``); ``extra_routes`` are mounted after
+    ``/healthz`` and ``/mcp`` — the dashboard's place.
+    """
+    server = build_server(app, Identity())
+    mcp_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(host, allowed_hosts),
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
+        async with server.session_manager.run():
+            yield
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route(MCP_PATH, BearerAuth(mcp_app, app.store)),
+        *extra_routes,
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
