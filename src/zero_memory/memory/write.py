@@ -393,10 +393,11 @@ def _similar_existing(
 def _hint(similar: list[SimilarMemory]) -> str | None:
     if not similar:
         return None
+    count = "1 similar memory already exists" if len(similar) == 1 else f"{len(similar)} similar memories already exist"
     return (
-        f"{len(similar)} similar memor{'y' if len(similar) == 1 else 'ies'} already exist. If this one replaces "
-        "one of them, retire the old one with forget(id) now and, next time you update a memory, declare it: "
-        'links: [{"type": "supersedes", "dst": "<old id>"}]. If they are different facets, nothing to do.'
+        f"{count}. If this one replaces one of them, retire the old one with forget(id) now and, next time you "
+        'update a memory, declare it: links: [{"type": "supersedes", "dst": "<old id>"}]. If they are different '
+        "facets, nothing to do."
     )
 
 
