@@ -163,3 +163,22 @@ def test_keys_never_appear_in_logs_even_at_debug_level(provider: Provider, caplo
         judge.judge(PAIR)
     assert caplog.records, "the SDKs log at debug level; the test must see them"
     assert OWNER_KEY not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[]", b'"text"', b"null", b'{"choices": "x", "content": "x"}', b'{"choices": [null], "content": [null]}'],
+)
+def test_a_reply_of_the_wrong_shape_is_malformed_never_an_exception(provider: Provider, body: bytes) -> None:
+    failure = failure_of(provider, Reply(200, body, {"content-type": "application/json"}))
+    assert failure.kind is FailureKind.MALFORMED
+
+
+def test_token_counts_that_are_not_integers_count_as_zero(provider: Provider) -> None:
+    reply = provider.server.verdict()
+    body = dict(reply.body)  # type: ignore[arg-type]
+    body["usage"] = {"prompt_tokens": "12", "completion_tokens": None, "input_tokens": "12", "output_tokens": -3}
+    provider.server.enqueue(Reply.json(body))
+    result = provider.judge().judge(PAIR)
+    assert isinstance(result, Judged)
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (0, 0)

@@ -22,6 +22,7 @@ from zero_memory.judge.provider import (
     SdkErrors,
     Trouble,
     classify_sdk_error,
+    token_count,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -96,8 +97,8 @@ def _answer(message: Any, tool_name: str) -> RawAnswer:
     if not isinstance(message, Message):
         return RawAnswer(None, missing="the reply is not a Messages API message")
     usage = getattr(message, "usage", None)
-    tokens_in = getattr(usage, "input_tokens", 0) or 0
-    tokens_out = getattr(usage, "output_tokens", 0) or 0
+    tokens_in = token_count(usage, "input_tokens")
+    tokens_out = token_count(usage, "output_tokens")
     stop_reason = getattr(message, "stop_reason", None)
     if stop_reason == "refusal":
         return RawAnswer(None, tokens_in, tokens_out, refusal="stop_reason refusal")

@@ -22,6 +22,7 @@ from zero_memory.judge.provider import (
     SdkErrors,
     Trouble,
     classify_sdk_error,
+    token_count,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -103,8 +104,8 @@ def _answer(completion: Any) -> RawAnswer:
     if not isinstance(completion, ChatCompletion):
         return RawAnswer(None, missing="the reply is not a chat completion")
     usage = getattr(completion, "usage", None)
-    tokens_in = getattr(usage, "prompt_tokens", 0) or 0
-    tokens_out = getattr(usage, "completion_tokens", 0) or 0
+    tokens_in = token_count(usage, "prompt_tokens")
+    tokens_out = token_count(usage, "completion_tokens")
     choices = getattr(completion, "choices", None) or []
     if not choices:
         return RawAnswer(None, tokens_in, tokens_out, missing="the reply has no choices")

@@ -186,6 +186,14 @@ class ModelJudge:
         return redact(detail, self._secrets)
 
 
+def token_count(usage: object, name: str) -> int:
+    """A token count from a provider's usage object; 0 unless it is a sane integer."""
+    value = getattr(usage, name, None)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return 0
+
+
 def _after(trouble: Trouble, attempts: int) -> Trouble:
     if attempts < 2:
         return trouble
