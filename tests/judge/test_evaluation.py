@@ -245,3 +245,14 @@ def test_a_report_is_a_plain_value() -> None:
     report = EvalReport(provider="fake", model="m", outcomes=())
     assert report.to_dict()["pairs"] == 0
     assert report.to_dict()["accuracy"] is None
+
+
+def test_wrong_supersedes_lead_the_misjudged_list(tmp_path: Path) -> None:
+    path = write_pairs(
+        tmp_path,
+        pair_line("duplicate", id="missed-duplicate"),
+        pair_line("a_supersedes_b", id="reversed"),
+        pair_line("unrelated", id="false-supersede"),
+    )
+    report = run_eval(FakeJudge(["unrelated", "b_supersedes_a", "a_supersedes_b"]), path)
+    assert [o.pair.id for o in report.misjudged] == ["reversed", "false-supersede", "missed-duplicate"]

@@ -143,6 +143,11 @@ class PairOutcome:
     def correct(self) -> bool:
         return self.predicted is self.pair.label
 
+    @property
+    def dangerous(self) -> bool:
+        """A wrong supersede: a false one, or one in the wrong direction — each retires a keeper."""
+        return self.predicted is not None and self.predicted.is_supersede and not self.correct
+
 
 Progress = Callable[[int, int], None]
 
@@ -217,7 +222,8 @@ class EvalReport:
 
     @property
     def misjudged(self) -> list[PairOutcome]:
-        return [o for o in self.outcomes if not o.correct]
+        """The pairs judged wrong: dangerous supersedes first, then in file order."""
+        return sorted((o for o in self.outcomes if not o.correct), key=lambda o: not o.dangerous)
 
     def by_tag(self) -> dict[str, tuple[int, int]]:
         """Per tag: (pairs judged right, pairs)."""
@@ -350,12 +356,18 @@ def _render(report: EvalReport, max_misjudged: int) -> list[RenderableType]:
         parts.append(by_tag)
     misjudged = report.misjudged[:max_misjudged]
     if misjudged:
-        misses = Table(title="Misjudged", title_justify="left")
+        hidden = len(report.misjudged) - len(misjudged)
+        misses = Table(
+            title="Misjudged (wrong supersedes first)",
+            title_justify="left",
+            caption=f"… and {hidden} more (--json lists them all)" if hidden else None,
+            caption_justify="left",
+        )
         for name in ("id", "label", "judge", "conf.", "why"):
             misses.add_column(name, overflow="fold")
         for o in misjudged:
             misses.add_row(
-                o.pair.id,
+                Text(o.pair.id, style="bold red" if o.dangerous else ""),
                 _SHORT[str(o.pair.label)],
                 _SHORT[str(o.predicted)] if o.predicted else FAILED,
                 "–" if o.confidence is None else f"{o.confidence:.2f}",
