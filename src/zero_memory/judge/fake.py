@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import overload
+from typing import Any, overload
 
 from zero_memory.judge.base import (
     FailureKind,
@@ -53,7 +53,9 @@ FakeAnswer = (
     | Unjudged
     | JudgeFailure
 )
-Script = Iterable[FakeAnswer] | Callable[[JudgeRequest], FakeAnswer]
+# The function takes Any, not JudgeRequest: a test that only asks about pairs
+# can write ``lambda request: … request.a …`` without narrowing the union first.
+Script = Iterable[FakeAnswer] | Callable[[Any], FakeAnswer]
 
 FAKE_RATIONALE = "fake judge"
 
