@@ -130,3 +130,22 @@ def test_migrating_again_changes_nothing(store: Store, store_url: str) -> None:
             assert tx.count_memories() == 1
     finally:
         reopened.close()
+
+
+def test_a_read_transaction_sees_one_snapshot(store: Store) -> None:
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+
+    def write_elsewhere() -> None:
+        with store.tx(write=True) as tx:
+            put(tx, memory("meanwhile"))
+
+    with store.tx() as tx:
+        assert tx.count_memories() == 0
+        writer = threading.Thread(target=write_elsewhere)
+        writer.start()
+        writer.join()
+        assert tx.count_memories() == 0
+        assert tx.similar(axis(0), floor=0.5, limit=5) == []
+    with store.tx() as tx:
+        assert tx.count_memories() == 1

@@ -32,6 +32,7 @@ import numpy as np
 import psycopg
 from pgvector import Vector
 from pgvector.psycopg import register_vector
+from psycopg import IsolationLevel
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -239,14 +240,18 @@ class PostgresStore:
     def tx(self, *, write: bool = False) -> Iterator[PostgresTx]:
         """One pooled connection, one transaction; a nested ``tx()`` on this thread joins it.
 
-        ``write`` changes nothing here: PostgreSQL's row locks order concurrent
-        writers, and a check-then-write that must not race takes ``serialize``.
+        A read transaction sees one snapshot throughout (REPEATABLE READ), as a
+        SQLite reader does. A write transaction is READ COMMITTED: row locks order
+        concurrent writers, and a check-then-write that must not race takes
+        ``serialize`` (SQLite serializes every writer of the file instead).
         """
         outer: psycopg.Connection[dict[str, Any]] | None = getattr(self._local, "conn", None)
         if outer is not None:
             yield PostgresTx(self, outer)
             return
         with self._pool.connection() as conn:
+            # Read by psycopg when the transaction begins: BEGIN ISOLATION LEVEL ...
+            conn.isolation_level = None if write else IsolationLevel.REPEATABLE_READ
             self._local.conn = conn
             try:
                 with conn.transaction():
