@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.pg import PgServer
@@ -183,3 +184,15 @@ def test_processes_starting_at_once_migrate_once(pg_server: PgServer) -> None:
 @pytest.mark.parametrize(("version", "ok"), [("0.8.5", True), ("0.8.0", True), ("0.10.0", True), ("0.7.4", False)])
 def test_pgvector_older_than_0_8_is_refused(version: str, ok: bool) -> None:
     assert supports_iterative_scan(version) is ok
+
+
+def test_a_connection_the_server_dropped_is_replaced(pg_store: PostgresStore, pg_url: str) -> None:
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pg_store.tx() as tx:
+        assert tx.get_user("alice") is not None

@@ -205,6 +205,9 @@ class PostgresStore:
             max_size=max_connections,
             kwargs={"autocommit": True, "row_factory": dict_row},
             configure=register_vector,
+            # A connection the server dropped (a restart, a failover) is replaced
+            # on checkout instead of failing the request that drew it.
+            check=ConnectionPool.check_connection,
             open=False,
             name="zero-memory",
         )
@@ -283,28 +286,26 @@ class PostgresStore:
     def migrate(self) -> list[str]:
         """Apply every migration not yet applied; safe when several processes start at once."""
         applied: list[str] = []
+        # Closing the connection releases the lock, on success or failure alike.
         with self._connect() as conn:
             conn.execute("SELECT pg_advisory_lock(%s, %s)", MIGRATION_LOCK)
-            try:
-                _ensure_pgvector(conn)
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                    'name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)'
-                )
-                done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
-                for version, name, script in migrations.scripts("postgres"):
-                    if version in done:
-                        continue
-                    with conn.transaction():
-                        conn.execute(script)
-                        conn.execute(
-                            "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
-                            (version, name, to_text(utcnow())),
-                        )
-                    applied.append(name)
-                self._ensure_vector_index(conn)
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s, %s)", MIGRATION_LOCK)
+            _ensure_pgvector(conn)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                'name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)'
+            )
+            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+            for version, name, script in migrations.scripts("postgres"):
+                if version in done:
+                    continue
+                with conn.transaction():
+                    conn.execute(script)
+                    conn.execute(
+                        "INSERT INTO schema_migrations(version, name, applied_at) VALUES (%s, %s, %s)",
+                        (version, name, to_text(utcnow())),
+                    )
+                applied.append(name)
+            self._ensure_vector_index(conn)
         return applied
 
     def _ensure_vector_index(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
