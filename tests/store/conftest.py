@@ -10,6 +10,7 @@ import pytest
 from tests.pg import PgServer, pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.store.factories import DIM
 from zero_memory.store import Store, open_store
+from zero_memory.store.postgres import PostgresStore
 
 
 def sqlite_url(directory: Path) -> str:
@@ -43,7 +44,7 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
-def pg_store(pg_url: str) -> Iterator[Store]:  # noqa: F811
-    opened = open_store(pg_url, dim=DIM)
+def pg_store(pg_url: str) -> Iterator[PostgresStore]:  # noqa: F811
+    opened = PostgresStore.open(pg_url, dim=DIM)
     yield opened
     opened.close()

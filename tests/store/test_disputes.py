@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 
 from tests.store.factories import add_users, at, memory, put
@@ -108,12 +111,13 @@ class TestListing:
             tx.add_dispute(dispute("dsp_4", ids["bob"], None, owner="bob"))
             tx.add_dispute(dispute("dsp_5", ids["a2"], ids["a3"], status=DisputeStatus.DISMISSED))
 
-    def listed(self, store: Store, **query: object) -> list[str]:
+    def listed(self, store: Store, **fields: Any) -> list[str]:
+        """Ids listed for a query; the count of the same query without paging agrees."""
+        query = DisputeQuery(**fields)
+        unpaged = replace(query, limit=1000, after=None)
         with store.tx() as tx:
-            found = [d.id for d in tx.list_disputes(DisputeQuery(**query))]  # type: ignore[arg-type]
-            assert tx.count_disputes(DisputeQuery(**{**query, "limit": 1000, "after": None})) == len(  # type: ignore[arg-type]
-                [d for d in tx.list_disputes(DisputeQuery(**{**query, "limit": 1000, "after": None}))]  # type: ignore[arg-type]
-            )
+            found = [d.id for d in tx.list_disputes(query)]
+            assert tx.count_disputes(unpaged) == len(tx.list_disputes(unpaged))
         return found
 
     @pytest.mark.usefixtures("queue")

@@ -72,8 +72,8 @@ def test_a_search_among_few_candidates_is_exact(pg_store: PostgresStore) -> None
     with pg_store.tx(write=True) as tx:
         add_users(tx, "alice")
         put(tx, memory("m"), axis(0))
-    with pg_store.tx() as tx:  # type: ignore[assignment]
-        assert "hnsw" not in plan(tx)  # type: ignore[arg-type]
+    with pg_store.tx() as tx:
+        assert "hnsw" not in plan(tx)
 
 
 def test_a_filtered_hnsw_search_keeps_scanning_until_the_limit_is_met(hnsw_store: PostgresStore) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.store.factories import add_users, at, axis, memory, put, random_unit, toward
@@ -16,11 +18,11 @@ def users(store: Store) -> Store:
     return store
 
 
-def found(store: Store, **kwargs: object) -> list[tuple[str, float]]:
+def found(store: Store, **kwargs: Any) -> list[tuple[str, float]]:
     kwargs.setdefault("floor", 0.0)
     kwargs.setdefault("limit", 10)
     with store.tx() as tx:
-        return [(n.memory.content, round(n.similarity, 4)) for n in tx.similar(axis(0), **kwargs)]  # type: ignore[arg-type]
+        return [(n.memory.content, round(n.similarity, 4)) for n in tx.similar(axis(0), **kwargs)]
 
 
 @pytest.fixture
