@@ -1,0 +1,147 @@
+"""Starting the real servers and driving them with the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, Implementation
+
+ZM = str(Path(sys.executable).with_name("zm"))
+TRANSPORTS = ("stdio", "http")
+MODES = ("auto", "legacy")
+ALL_CONNECTIONS = [pytest.param((t, m), id=f"{t}-{m}") for t in TRANSPORTS for m in MODES]
+SERVER_START_TIMEOUT_S = 60
+
+
+@dataclass
+class Deployment:
+    """A data directory with two users, and how to reach it."""
+
+    home: Path
+    env: dict[str, str]
+    tokens: dict[str, str]
+    url: str = ""
+    log: Path | None = None
+
+    @property
+    def database(self) -> Path:
+        return self.home / "data" / "zm.db"
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """Only what the server needs: nothing from the developer's own ZM_* settings leaks in."""
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ZM_HOME": str(home / "data"),
+            "LANG": "C.UTF-8"}
+
+
+def zm(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ZM, *args], env=env, capture_output=True, text=True, timeout=120, check=check)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_health(url: str, process: subprocess.Popen[Any], log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"zm serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"zm serve did not answer /healthz within {SERVER_START_TIMEOUT_S}s:\n{log.read_text()}")
+
+
+def start_server(env: dict[str, str], log: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``zm serve`` on a free loopback port, answering /healthz."""
+    port = free_port()
+    with log.open("wb") as out:
+        process = subprocess.Popen([ZM, "serve", "--port", str(port), *args], env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, process, log)
+    except BaseException:
+        stop_server(process)
+        raise
+    return process, url
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+@asynccontextmanager
+async def connect(
+    deployment: Deployment,
+    transport: str,
+    mode: str,
+    *,
+    user: str = "alice",
+    client_name: str = "pytest-mcp",
+    token: str | None = None,
+) -> AsyncIterator[Client]:
+    """An SDK client connected to ``zm mcp`` (a new process) or to the session's ``zm serve``."""
+    info = Implementation(name=client_name, version="1.0.0")
+    if transport == "stdio":
+        params = StdioServerParameters(command=ZM, args=["mcp"], env={**deployment.env, "ZM_USER": user})
+        async with Client(params, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
+            yield client
+        return
+    headers = {"Authorization": f"Bearer {token or deployment.tokens[user]}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
+        transport_ = streamable_http_client(f"{deployment.url}/mcp", http_client=http)
+        async with Client(transport_, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def unique(text: str = "") -> str:
+    """A marker that keeps one test's memories apart from every other test's."""
+    return f"{text} [t{uuid.uuid4().hex[:10]}]".strip()
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def call_ok(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured content."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call_error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    """Call a tool that must be refused; its error text."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} succeeded: {result.structured_content}"
+    assert result.structured_content is None
+    return text_of(result)
