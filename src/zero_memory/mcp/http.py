@@ -54,7 +54,8 @@ def bearer_token(scope: Scope) -> str | None:
     values = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
     if len(values) != 1:
         return None
-    scheme, _, token = values[0].decode("latin-1").partition(" ")
+    scheme, _, rest = values[0].decode("latin-1").partition(" ")
+    token = rest.lstrip(" ")  # RFC 6750: "Bearer" 1*SP token
     if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS or any(c.isspace() for c in token):
         return None
     return token

@@ -1,0 +1,53 @@
+"""``zm serve`` and ``zm mcp`` as an operator runs them."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.mcp.helpers import Deployment, start_server, stop_server, zm
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_command_has_help(deployment: Deployment) -> None:
+    serve = zm(deployment.env, "serve", "--help").stdout
+    assert "--host" in serve and "--port" in serve and "ZM_ALLOWED_HOSTS" in serve
+    assert "stdio" in zm(deployment.env, "mcp", "--help").stdout
+
+
+def test_zm_mcp_refuses_an_unknown_user_in_one_line(deployment: Deployment) -> None:
+    done = zm({**deployment.env, "ZM_USER": "carol"}, "mcp", check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == "not_found: no user carol (create it with 'zm user add carol')"
+
+
+def test_a_non_loopback_bind_warns_and_allowed_hosts_admit_a_proxy_name(deployment: Deployment) -> None:
+    log = deployment.home / "serve-public.log"
+    process, url = start_server({**deployment.env, "ZM_ALLOWED_HOSTS": "zm.example.com"}, log,
+                                "--host", "0.0.0.0")
+    try:
+        output = log.read_text()
+        assert "listening on http://0.0.0.0:" in output
+        assert "warning: bound to 0.0.0.0" in output and "TLS" in output
+
+        def status(host: str) -> int:
+            return httpx.post(f"{url}/mcp", headers={
+                "Host": host, "Authorization": f"Bearer {deployment.tokens['alice']}",
+                "Accept": "application/json, text/event-stream"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "proxy-test", "version": "1"}}}, timeout=10).status_code
+
+        assert status("zm.example.com") == 200
+        assert status("127.0.0.1:8787") == 200
+        assert status("attacker.example") == 421
+    finally:
+        stop_server(process)
+
+
+def test_a_loopback_bind_prints_where_it_listens_without_a_warning(http_server: Deployment) -> None:
+    assert http_server.log is not None
+    output = http_server.log.read_text()
+    assert f"listening on {http_server.url}" in output
+    assert "warning" not in output
