@@ -18,4 +18,4 @@ def to_text(moment: datetime) -> str:
 
 
 def from_text(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)

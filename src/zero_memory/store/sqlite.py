@@ -7,7 +7,6 @@ without losing a write; readers never block them (WAL).
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import threading
 import uuid
@@ -23,10 +22,11 @@ from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
 from zero_memory.store.base import SYSTEM, Neighbour
 from zero_memory.store.sql import SqlTx, marks
+from zero_memory.store.terms import terms
 from zero_memory.store.vector_index import Row, VectorIndex
 
 BUSY_TIMEOUT_MS = 60_000
-WORD_RE = re.compile(r"\w+", re.UNICODE)
+SELECTIVE_SEARCH_ROWS = 5_000
 
 
 class SQLiteTx(SqlTx):
@@ -84,18 +84,43 @@ class SQLiteTx(SqlTx):
         return neighbours[:limit]
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
-        words = [w for w in WORD_RE.findall(query) if len(w) > 1][:32]
-        if not words or not scopes:
+        words = self._selective(terms(query))
+        if not words or not scopes or limit <= 0:
             return []
         match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
         scopes = sorted(scopes)
+        # The inner query walks the index in rank order, so the join stops at the limit
+        # instead of ranking and sorting every match.
         rows = self.conn.execute(
-            "SELECT m.id FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
-            f"WHERE memories_fts MATCH ? AND m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
-            "ORDER BY bm25(memories_fts) LIMIT ?",
+            "SELECT m.id FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?) f "
+            f"JOIN memories m ON m.seq = f.rowid WHERE m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
+            "ORDER BY f.rank LIMIT ?",
             (match, *scopes, limit),
         ).fetchall()
         return [r[0] for r in rows]
+
+    def _selective(self, words: list[str]) -> list[str]:
+        """Drop words found in more than a fifth of all memories, keeping at least the two rarest.
+
+        Ranking every memory that contains a common word costs a full scan and
+        changes little in the order (its inverse document frequency is near zero).
+        """
+        if len(words) <= 2:
+            return words
+        # max(seq) is an index lookup; count(*) would scan the table.
+        total = self.conn.execute("SELECT max(seq) FROM memories").fetchone()
+        documents = int(total[0]) if total and total[0] else 0
+        if documents < SELECTIVE_SEARCH_ROWS:
+            return words
+        placeholders = marks(len(words))
+        counts = dict(
+            self.conn.execute(
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders})", words
+            ).fetchall()
+        )
+        by_rarity = sorted(words, key=lambda w: counts.get(w, 0))
+        kept = [w for w in by_rarity if counts.get(w, 0) <= documents / 5]
+        return kept if len(kept) >= 2 else by_rarity[:2]
 
 
 class SQLiteStore:

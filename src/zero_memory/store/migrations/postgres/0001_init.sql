@@ -87,7 +87,7 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_owner_created ON memories(owner, created_at);
 CREATE INDEX memories_scope_status ON memories(scope, status);
-CREATE INDEX memories_hash ON memories(owner, content_hash);
+CREATE INDEX memories_hash ON memories(owner, content_hash, created_at);
 CREATE INDEX memories_created ON memories(created_at, id);
 CREATE INDEX memories_fulltext ON memories USING gin (content_tsv);
 

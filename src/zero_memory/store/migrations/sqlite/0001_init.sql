@@ -79,7 +79,7 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_owner_created ON memories(owner, created_at);
 CREATE INDEX memories_scope_status ON memories(scope, status);
-CREATE INDEX memories_hash ON memories(owner, content_hash);
+CREATE INDEX memories_hash ON memories(owner, content_hash, created_at);
 CREATE INDEX memories_rev ON memories(rev);
 
 -- Every change of a memory row takes the next value of the 'rev' counter, so
@@ -96,6 +96,8 @@ END;
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     content, content='memories', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, 'row');
+
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts(rowid, content) VALUES (NEW.seq, NEW.content);
 END;
