@@ -198,3 +198,16 @@ def test_a_specific_bind_address_is_allowed_and_a_wildcard_bind_checks_nothing_u
     assert not transport_security("0.0.0.0").enable_dns_rebinding_protection
     assert transport_security("0.0.0.0", ["zm.example.com"]).enable_dns_rebinding_protection
     assert not transport_security("127.0.0.1", ["*"]).enable_dns_rebinding_protection
+
+
+def test_the_client_name_falls_back_to_the_user_agent_then_unknown() -> None:
+    from types import SimpleNamespace
+
+    from zero_memory.mcp.identity import client_name
+
+    anonymous = SimpleNamespace(session=SimpleNamespace(client_params=None))
+    named = SimpleNamespace(session=SimpleNamespace(client_params=SimpleNamespace(
+        client_info=SimpleNamespace(name="claude-code\n"))))
+    assert client_name(anonymous, "curl/8.5.0") == "curl/8.5.0"  # type: ignore[arg-type]
+    assert client_name(anonymous, None) == "unknown"  # type: ignore[arg-type]
+    assert client_name(named, "curl/8.5.0") == "claude-code"  # type: ignore[arg-type]
