@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +27,42 @@ class App:
     store: Store
     embedder: Embedder
     clock: Clock = utcnow
-    judge_factory: Callable[[str | None], Any] | None = None
+    judge_factory: Callable[[str, str | None], Any] | None = None
     after_write: list[Callable[[Memory], None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _executor: ThreadPoolExecutor | None = None
+    _pending: list[Future[Any]] = field(default_factory=list)
+
+    def background(self, work: Callable[[], Any]) -> Future[Any]:
+        """Run work on the app's background thread (hygiene runs, write-triggered scans)."""
+        with self.lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zm-background")
+            future = self._executor.submit(_logged, work)
+            self._pending = [f for f in self._pending if not f.done()] + [future]
+        return future
+
+    def wait_idle(self, timeout: float = 60) -> None:
+        """Wait for the background work submitted so far (tests, shutdown)."""
+        with self.lock:
+            pending = list(self._pending)
+        for future in pending:
+            future.result(timeout=timeout)
 
     def close(self) -> None:
+        with self.lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
         self.store.close()
+
+
+def _logged(work: Callable[[], Any]) -> Any:
+    try:
+        return work()
+    except Exception:
+        logging.getLogger("zero_memory").exception("background work failed")
+        raise
 
 
 def secret_key(settings: Settings) -> str:
@@ -54,9 +86,15 @@ def build_app(
     store: Store | None = None,
     embedder: Embedder | None = None,
     clock: Clock = utcnow,
-    judge_factory: Callable[[str | None], Any] | None = None,
+    judge_factory: Callable[[str, str | None], Any] | None = None,
 ) -> App:
     embedder = embedder or build_embedder(settings.embedding_model)
     store = store or open_store(settings.database_url, dim=embedder.dim)
     settings = settings.with_changes(secret_key=secret_key(settings))
-    return App(settings=settings, store=store, embedder=embedder, clock=clock, judge_factory=judge_factory)
+    app = App(settings=settings, store=store, embedder=embedder, clock=clock, judge_factory=judge_factory)
+    if judge_factory is None:
+        # The judge acting for a memory's owner (their key, their ledger rows): (owner, run_id) -> Judge.
+        from zero_memory.judge.owners import OwnerJudges
+
+        app.judge_factory = OwnerJudges(app)
+    return app

@@ -31,7 +31,7 @@ from zero_memory.domain.records import (
 )
 from zero_memory.domain.scopes import Role
 from zero_memory.ids import new_id
-from zero_memory.store.base import SYSTEM, DisputeQuery, Judgement, Neighbour, Reader
+from zero_memory.store.base import SYSTEM, DisputeQuery, Judgement, Neighbour, PortabilityCandidate, Reader
 
 AUDIT_STRING_CAP = 500
 AUDIT_ROW_CAP = 8_192
@@ -244,6 +244,9 @@ class SqlTx:
             "SELECT ciphertext FROM provider_keys WHERE user_id = ? AND provider = ?", (user_id, provider)
         )
         return rows[0]["ciphertext"] if rows else None
+
+    def delete_provider_key(self, user_id: str, provider: str) -> bool:
+        return self._exec("DELETE FROM provider_keys WHERE user_id = ? AND provider = ?", (user_id, provider)) > 0
 
     # -- projects, membership, sessions ----------------------------------------
 
@@ -524,6 +527,15 @@ class SqlTx:
             )
         return [link_from_row(r) for r in rows]
 
+    def links_of_run(self, run_id: str) -> list[Link]:
+        rows = self._query(
+            "SELECT * FROM links WHERE run_id = ? AND removed_at IS NULL ORDER BY created_at, id", (run_id,)
+        )
+        return [link_from_row(r) for r in rows]
+
+    def remove_link(self, link_id: str, at: datetime) -> None:
+        self._exec("UPDATE links SET removed_at = ? WHERE id = ? AND removed_at IS NULL", (to_text(at), link_id))
+
     # -- audit ----------------------------------------------------------------------
 
     def add_audit(
@@ -717,6 +729,44 @@ class SqlTx:
             ),
         )
 
+    def claim_run(self, run: Run) -> bool:
+        """Insert a run unless one with its id exists; whoever inserts it owns it."""
+        changed = self._exec(
+            "INSERT INTO runs(id, owner, kind, status, dry_run, started_by, started_at, heartbeat_at, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                run.id,
+                run.owner,
+                run.kind,
+                run.status.value,
+                int(run.dry_run),
+                run.started_by,
+                to_text(run.started_at),
+                to_text(run.started_at),
+                json.dumps(run.summary),
+            ),
+        )
+        return changed > 0
+
+    def touch_run(self, run_id: str, summary: dict[str, Any], at: datetime) -> None:
+        self._exec(
+            "UPDATE runs SET heartbeat_at = ?, summary = ? WHERE id = ? AND status = 'running'",
+            (to_text(at), json.dumps(summary, sort_keys=True), run_id),
+        )
+
+    def interrupt_runs(self, *, heartbeat_before: datetime, at: datetime) -> list[str]:
+        """Mark running runs whose process stopped beating as interrupted; return their ids."""
+        rows = self._query(
+            "SELECT id FROM runs WHERE status = 'running' AND heartbeat_at < ? ORDER BY id", (to_text(heartbeat_before),)
+        )
+        ids = [r["id"] for r in rows]
+        for run_id in ids:
+            self._exec(
+                "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? AND status = 'running'",
+                (to_text(at), run_id),
+            )
+        return ids
+
     def finish_run(self, run_id: str, status: RunStatus, summary: dict[str, Any], at: datetime) -> None:
         self._exec(
             "UPDATE runs SET status = ?, summary = ?, finished_at = ? WHERE id = ?",
@@ -739,6 +789,77 @@ class SqlTx:
     def runs_with_status(self, status: RunStatus) -> list[Run]:
         rows = self._query("SELECT * FROM runs WHERE status = ? ORDER BY started_at", (status.value,))
         return [run_from_row(r) for r in rows]
+
+    # -- re-examination guards and portability candidacies ---------------------------------
+
+    def guarded(self, memory_ids: Collection[str], model: str) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+        rows = self._query(
+            f"SELECT memory_id FROM rescan_guards WHERE model = ? AND memory_id IN ({marks(len(ids))})", [model, *ids]
+        )
+        return {r["memory_id"] for r in rows}
+
+    def add_guard(self, memory_id: str, model: str, outcome: str, at: datetime) -> None:
+        self._exec(
+            "INSERT INTO rescan_guards(memory_id, model, created_at, outcome) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (memory_id, model) DO NOTHING",
+            (memory_id, model, to_text(at), outcome),
+        )
+
+    def add_portability(self, candidate: PortabilityCandidate) -> bool:
+        """Record a candidacy; False when the memory was a candidate before (once ever)."""
+        changed = self._exec(
+            "INSERT INTO portability_candidates(id, memory_id, owner, status, confidence, rationale, model, "
+            "original_scope, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                candidate.id,
+                candidate.memory_id,
+                candidate.owner,
+                candidate.status,
+                candidate.confidence,
+                candidate.rationale,
+                candidate.model,
+                candidate.original_scope,
+                candidate.run_id,
+                to_text(candidate.created_at),
+            ),
+        )
+        return changed > 0
+
+    def get_portability(self, candidate_id: str) -> PortabilityCandidate | None:
+        rows = self._query("SELECT * FROM portability_candidates WHERE id = ?", (candidate_id,))
+        return _portability(rows[0]) if rows else None
+
+    def portability_of(self, memory_ids: Collection[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return set()
+        rows = self._query(
+            f"SELECT memory_id FROM portability_candidates WHERE memory_id IN ({marks(len(ids))})", ids
+        )
+        return {r["memory_id"] for r in rows}
+
+    def list_portability(self, *, owner: str, status: str | None, limit: int = 100) -> list[PortabilityCandidate]:
+        if status is None:
+            rows = self._query(
+                "SELECT * FROM portability_candidates WHERE owner = ? ORDER BY id LIMIT ?", (owner, limit)
+            )
+        else:
+            rows = self._query(
+                "SELECT * FROM portability_candidates WHERE owner = ? AND status = ? ORDER BY id LIMIT ?",
+                (owner, status, limit),
+            )
+        return [_portability(r) for r in rows]
+
+    def settle_portability(self, candidate_id: str, status: str, by: str, at: datetime) -> bool:
+        changed = self._exec(
+            "UPDATE portability_candidates SET status = ?, resolved_by = ?, resolved_at = ? "
+            "WHERE id = ? AND status = 'pending'",
+            (status, by, to_text(at), candidate_id),
+        )
+        return changed > 0
 
     # -- usage -------------------------------------------------------------------------------------
 
@@ -811,6 +932,23 @@ class SqlTx:
             [to_text(since), *ids],
         )
         return {r["memory_id"]: int(r["n"]) for r in rows}
+
+
+def _portability(row: dict[str, Any]) -> PortabilityCandidate:
+    return PortabilityCandidate(
+        id=row["id"],
+        memory_id=row["memory_id"],
+        owner=row["owner"],
+        status=row["status"],
+        original_scope=row["original_scope"],
+        created_at=from_text(row["created_at"]),
+        confidence=row["confidence"],
+        rationale=row["rationale"],
+        model=row["model"],
+        run_id=row["run_id"],
+        resolved_at=_dt(row["resolved_at"]),
+        resolved_by=row["resolved_by"],
+    )
 
 
 def _user(row: dict[str, Any]) -> User:

@@ -7,6 +7,7 @@ without losing a write; readers never block them (WAL).
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import threading
 import uuid
@@ -133,7 +134,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        self._holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     @classmethod
     def open(cls, url: str, *, dim: int = 512) -> SQLiteStore:
@@ -191,6 +192,9 @@ class SQLiteStore:
         now = utcnow()
         with self.tx(write=True) as tx:
             tx._exec("DELETE FROM locks WHERE name = ? AND expires_at < ?", (name, to_text(now)))
+            held = tx._query("SELECT holder FROM locks WHERE name = ?", (name,))
+            if held and _holder_is_dead(held[0]["holder"]):
+                tx._exec("DELETE FROM locks WHERE name = ? AND holder = ?", (name, held[0]["holder"]))
             taken = tx._exec(
                 "INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
                 (name, self._holder, to_text(now + timedelta(hours=6))),
@@ -237,6 +241,21 @@ class SQLiteStore:
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """A lock row left by a process of this host that no longer runs (killed, crashed)."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _statements(script: str) -> Iterator[str]:

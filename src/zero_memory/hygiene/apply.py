@@ -1,0 +1,119 @@
+"""Acting on a routed pair: each outcome in one transaction with its link and audit row.
+
+The state is read again inside the transaction, so a pair that changed while
+the judge was thinking (a side forgotten, a row raised by another process) is
+left alone. Every automatic action records the verdict, confidence,
+rationale, model and run id, and is undone by ``restore_memory``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
+from zero_memory.hygiene.candidates import Candidate
+from zero_memory.hygiene.decide import Action, Outcome
+from zero_memory.ids import new_id
+from zero_memory.memory.write import retire
+from zero_memory.store.base import SYSTEM, Judgement, Tx
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Who acts and why: the pass, the run, the model and the verdict behind an outcome."""
+
+    actor: str
+    origin: str
+    run_id: str | None
+    at: datetime
+    judgement: Judgement | None = None
+
+    def evidence(self) -> dict[str, object]:
+        if self.judgement is None:
+            return {"verdict": "unjudged"}
+        return {
+            "verdict": self.judgement.verdict,
+            "confidence": self.judgement.confidence,
+            "rationale": self.judgement.rationale,
+            "model": self.judgement.model,
+        }
+
+
+def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
+    """Carry out an outcome; return what happened (a run-summary count name)."""
+    current = tx.get_memories([pair.a.id, pair.b.id], SYSTEM)
+    a, b = current.get(pair.a.id), current.get(pair.b.id)
+    if a is None or b is None or not (a.live and b.live):
+        return "skipped_dead"
+    if tx.dispute_for_pair(pair.key) is not None:
+        return "skipped_settled"
+    if ctx.judgement is not None:
+        tx.put_judgement(pair.key, ctx.judgement, ctx.at)
+    if outcome.action is Action.NOTHING:
+        return "judged"
+    if outcome.action is Action.LINK:
+        if not tx.has_link(a.id, b.id, "relates_to"):
+            tx.add_link(Link(new_id("lnk"), a.id, b.id, "relates_to", ctx.at, ctx.actor, ctx.run_id))
+            tx.add_audit(
+                actor=ctx.actor,
+                action="hygiene.link",
+                owner=a.owner,
+                memory_ids=[a.id, b.id],
+                payload={"type": "relates_to", "rule": outcome.rule, **ctx.evidence()},
+                run_id=ctx.run_id,
+                at=ctx.at,
+            )
+        return "linked_complementary"
+    if outcome.action is Action.INVALIDATE:
+        assert outcome.loser and outcome.winner and outcome.reason
+        loser = current[outcome.loser]
+        retire(
+            tx,
+            loser,
+            successor=outcome.winner,
+            reason=outcome.reason,
+            actor=ctx.actor,
+            action="hygiene.auto_resolve",
+            at=ctx.at,
+            run_id=ctx.run_id,
+            payload={"rule": outcome.rule, "origin": ctx.origin, **ctx.evidence()},
+        )
+        return "auto_resolved"
+    raise_dispute(tx, pair, outcome, ctx)
+    return "queued"
+
+
+def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:
+    judgement = ctx.judgement
+    dispute = Dispute(
+        id=new_id("dsp"),
+        owner=pair.a.owner,
+        shape=DisputeShape.PAIR,
+        verdict=outcome.verdict or "unjudged",
+        direction=outcome.direction,
+        confidence=judgement.confidence if judgement else None,
+        rationale=judgement.rationale if judgement else None,
+        model=judgement.model if judgement else None,
+        origin=ctx.origin,
+        status=DisputeStatus.PENDING,
+        memory_a=pair.a.id,
+        memory_b=pair.b.id,
+        pair_key=pair.key,
+        run_id=ctx.run_id,
+        created_at=ctx.at,
+    )
+    if not tx.add_dispute(dispute):
+        return tx.dispute_for_pair(pair.key) or dispute
+    if outcome.contradicts_link and not tx.has_link(pair.a.id, pair.b.id, "contradicts"):
+        tx.add_link(Link(new_id("lnk"), pair.b.id, pair.a.id, "contradicts", ctx.at, ctx.actor, ctx.run_id))
+    tx.add_audit(
+        actor=ctx.actor,
+        action="queue.raise",
+        owner=dispute.owner,
+        memory_ids=[pair.a.id, pair.b.id],
+        payload={"dispute_id": dispute.id, "rule": outcome.rule, "direction": outcome.direction, **ctx.evidence()},
+        run_id=ctx.run_id,
+        at=ctx.at,
+    )
+    return dispute

@@ -1,0 +1,201 @@
+"""The portability audit (hygiene.md §10) and its proposals.
+
+Live project-scope memories of kind fact, reference or gotcha, most used
+first, capped per run, each a candidate once ever. The portability judge must
+say portable with confidence at or above ``portable_min_confidence`` to file
+a pending proposal; otherwise the candidacy closes. Only the owner's approval
+moves the memory to ``user.<uid>.core`` (reversibly: the original scope stays
+on record); a dismissal is terminal.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.bootstrap import App
+from zero_memory.clock import to_text
+from zero_memory.domain import scopes
+from zero_memory.domain.memory import Kind, Memory, age_days
+from zero_memory.hygiene.runs import Tally
+from zero_memory.hygiene.scan import judge_for
+from zero_memory.ids import new_id
+from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.store.base import SYSTEM, PortabilityCandidate
+
+AUDITED_KINDS = (Kind.FACT.value, Kind.REFERENCE.value, Kind.GOTCHA.value)
+USAGE_WINDOW_DAYS = 90
+
+
+class PortabilityMemory(BaseModel):
+    id: str
+    content: str
+    kind: Kind
+    scope: str
+    age_days: float
+
+
+class Proposal(BaseModel):
+    id: str
+    status: str
+    confidence: float | None
+    rationale: str | None
+    model: str | None
+    original_scope: str
+    created_at: str
+    memory: PortabilityMemory | None
+
+
+class ProposalList(BaseModel):
+    proposals: list[Proposal]
+    pending_count: int
+
+
+class PortabilityResolution(BaseModel):
+    candidate_id: str
+    status: Literal["approved", "dismissed"]
+    memory_id: str
+    scope: str
+
+
+def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
+    """Project memories of the audited kinds never proposed before, most surfaced first."""
+    with app.store.tx() as tx:
+        pool = [
+            m
+            for prefix in ("proj.", "team.")
+            for m in tx.live_memories(owner=owner, kinds=AUDITED_KINDS, scope_prefix=prefix, limit=5000)
+        ]
+        seen = tx.portability_of([m.id for m in pool])
+        usage = tx.surfacings_of([m.id for m in pool], since=app.clock() - timedelta(days=USAGE_WINDOW_DAYS))
+    fresh = [m for m in pool if m.id not in seen]
+    fresh.sort(key=lambda m: (-usage.get(m.id, 0), m.created_at, m.id))
+    return fresh[:limit]
+
+
+def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
+    from zero_memory.hygiene.portability_judge import portability_check
+
+    if isinstance(judge_for(app, owner, run_id), NoneJudge):
+        return
+    config = app.settings.hygiene
+    for memory in audit_candidates(app, owner, config.portability_max_per_run):
+        verdict = portability_check(app, owner, memory, run_id)
+        if verdict is None:
+            tally.add("failed_judgements")
+            continue
+        portable, confidence, rationale = verdict
+        proposed = portable and confidence >= config.portable_min_confidence
+        if dry_run:
+            tally.add("portability_proposed", int(proposed))
+            continue
+        now = app.clock()
+        candidate = PortabilityCandidate(
+            id=new_id("prt"),
+            memory_id=memory.id,
+            owner=owner,
+            status="pending" if proposed else "closed",
+            original_scope=memory.scope,
+            created_at=now,
+            confidence=confidence,
+            rationale=rationale,
+            model=app.settings.hygiene_model,
+            run_id=run_id,
+        )
+        with app.store.tx(write=True) as tx:
+            if not tx.add_portability(candidate):
+                continue
+            tx.add_audit(
+                actor="hygiene.portability",
+                action="portability.propose" if proposed else "portability.close",
+                owner=owner,
+                memory_ids=[memory.id],
+                payload={
+                    "candidate_id": candidate.id,
+                    "confidence": confidence,
+                    "rationale": rationale,
+                    "portable": portable,
+                },
+                run_id=run_id,
+                at=now,
+            )
+        if proposed:
+            tally.add("portability_proposed")
+
+
+def _view(candidate: PortabilityCandidate, memory: Memory | None, app: App) -> Proposal:
+    return Proposal(
+        id=candidate.id,
+        status=candidate.status,
+        confidence=candidate.confidence,
+        rationale=candidate.rationale,
+        model=candidate.model,
+        original_scope=candidate.original_scope,
+        created_at=to_text(candidate.created_at),
+        memory=PortabilityMemory(
+            id=memory.id,
+            content=memory.content,
+            kind=memory.kind,
+            scope=memory.scope,
+            age_days=round(age_days(memory.created_at, app.clock()), 3),
+        )
+        if memory
+        else None,
+    )
+
+
+def list_portability(app: App, caller: Caller, status: str | None = "pending") -> ProposalList:
+    if status not in (None, "pending", "approved", "dismissed", "closed"):
+        raise errors.validation("status: expected pending, approved, dismissed or closed")
+    with app.store.tx() as tx:
+        found = tx.list_portability(owner=caller.uid, status=status)
+        memories = tx.get_memories([c.memory_id for c in found], SYSTEM)
+        pending = len(tx.list_portability(owner=caller.uid, status="pending", limit=10_000))
+    return ProposalList(proposals=[_view(c, memories.get(c.memory_id), app) for c in found], pending_count=pending)
+
+
+def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bool) -> PortabilityResolution:
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        candidate = tx.get_portability(candidate_id)
+        if candidate is None or candidate.owner != caller.uid:
+            raise errors.not_found(f"portability candidate {candidate_id[:80]}")
+        if candidate.status != "pending":
+            raise errors.conflict(f"the proposal is {candidate.status}", subcode=errors.ALREADY_RESOLVED)
+        memory = tx.get_memory(candidate.memory_id, SYSTEM)
+        if memory is None:
+            raise errors.not_found(f"memory {candidate.memory_id}")
+        if approve:
+            target = scopes.core(caller.uid)
+            if not memory.live:
+                raise errors.conflict("the memory is no longer live; restore it first")
+            tx.set_scope(memory.id, target, memory.original_scope or memory.scope, now)
+            tx.add_audit(
+                actor=caller.uid,
+                action="move",
+                owner=memory.owner,
+                memory_ids=[memory.id],
+                payload={"from": memory.scope, "to": target, "portability": candidate.id},
+                run_id=None,
+                at=now,
+            )
+        tx.settle_portability(candidate.id, "approved" if approve else "dismissed", caller.uid, now)
+        tx.add_audit(
+            actor=caller.uid,
+            action="portability.approve" if approve else "portability.dismiss",
+            owner=memory.owner,
+            memory_ids=[memory.id],
+            payload={"candidate_id": candidate.id},
+            run_id=None,
+            at=now,
+        )
+    return PortabilityResolution(
+        candidate_id=candidate.id,
+        status="approved" if approve else "dismissed",
+        memory_id=memory.id,
+        scope=scopes.core(caller.uid) if approve else memory.scope,
+    )

@@ -1,0 +1,78 @@
+"""Judge re-examination (hygiene.md §8): one look per judge model at memories in real use.
+
+Candidates are live memories that recall returned at least
+``rescan_min_surfacings`` times within ``rescan_window_days``, most surfaced
+first, without a guard row for (memory, the exact ``ZM_HYGIENE_MODEL``
+string). Each goes through the ordinary single-memory scan with every guard;
+a guard row is written whichever way it went. A run examines at most
+``rescan_max_subjects`` and stops once it has queued
+``rescan_max_new_queue_rows``; unreached subjects lead the next run.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from zero_memory.bootstrap import App
+from zero_memory.domain.memory import Memory
+from zero_memory.hygiene.candidates import neighbours
+from zero_memory.hygiene.runs import Tally
+from zero_memory.hygiene.scan import ScanOptions, judge_for, scan_pairs
+from zero_memory.judge.base import Purpose
+from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.store.base import SYSTEM
+
+
+def candidates(app: App, owner: str) -> list[Memory]:
+    config = app.settings.hygiene
+    model = app.settings.hygiene_model
+    since = app.clock() - timedelta(days=config.rescan_window_days)
+    with app.store.tx() as tx:
+        counts = tx.surfacing_counts(since=since, min_count=config.rescan_min_surfacings)
+        ids = [memory_id for memory_id, _ in counts]
+        memories = tx.get_memories(ids, SYSTEM)
+        done = tx.guarded(ids, model)
+    return [
+        memories[i] for i in ids if i in memories and memories[i].owner == owner and memories[i].live and i not in done
+    ]
+
+
+def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
+    if isinstance(judge_for(app, owner, run_id), NoneJudge):
+        return
+    config = app.settings.hygiene
+    model = app.settings.hygiene_model
+    queued_before = tally.counts["queued"]
+    for subject in candidates(app, owner)[: config.rescan_max_subjects]:
+        remaining = config.rescan_max_new_queue_rows - (tally.counts["queued"] - queued_before)
+        with app.store.tx() as tx:
+            pairs = neighbours(tx, subject, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
+        options = ScanOptions(purpose=Purpose.RESCAN, origin="rescan", dry_run=dry_run, max_new_rows=remaining)
+        finished = scan_pairs(app, owner, pairs, tally, options, run_id)
+        tally.add("rescanned")
+        if dry_run:
+            continue
+        now = app.clock()
+        with app.store.tx(write=True) as tx:
+            tx.add_guard(subject.id, model, "complete" if finished else "queue_cap", now)
+            tx.add_audit(
+                actor="hygiene.rescan",
+                action="rescan.examine",
+                owner=owner,
+                memory_ids=[subject.id],
+                payload={"model": model, "pairs": len(pairs)},
+                run_id=run_id,
+                at=now,
+            )
+            if not finished:
+                tx.add_audit(
+                    actor="hygiene.rescan",
+                    action="rescan.cap_stop",
+                    owner=owner,
+                    memory_ids=[subject.id],
+                    payload={"cap": config.rescan_max_new_queue_rows},
+                    run_id=run_id,
+                    at=now,
+                )
+        if not finished:
+            return

@@ -1,0 +1,124 @@
+"""The pair scan: screen, judge, route and act on candidate pairs.
+
+Every path that judges pairs goes through here — the sweep, the write
+trigger, re-examination, the retro pass — so every guard of §1 applies to
+all of them. A failed judgement changes nothing and caches nothing: the pair
+is tried again on a later run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from zero_memory.bootstrap import App
+from zero_memory.domain.memory import Rank
+from zero_memory.hygiene import filters
+from zero_memory.hygiene.apply import Context, act
+from zero_memory.hygiene.candidates import Candidate
+from zero_memory.hygiene.decide import Action, Gates, PairFacts, Side, decide
+from zero_memory.hygiene.runs import Tally
+from zero_memory.judge.base import Judge, Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.verdict import Verdict
+from zero_memory.store.base import Judgement
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    purpose: Purpose = Purpose.SCAN
+    origin: str = "scan"
+    allow_auto: bool = True
+    dry_run: bool = False
+    offer: bool = False
+    max_new_rows: int | None = None
+
+
+def judge_for(app: App, owner: str, run_id: str | None) -> Judge:
+    """The judge acting for an owner (their key, their ledger); offer mode without a factory."""
+    if app.judge_factory is None:
+        return NoneJudge()
+    judge: Judge = app.judge_factory(owner, run_id)
+    return judge
+
+
+def gates(app: App) -> Gates:
+    config = app.settings.hygiene
+    return Gates(config.auto_confidence, config.auto_invalidate_confidence, config.complementary_link_confidence)
+
+
+def facts(pair: Candidate) -> PairFacts:
+    return PairFacts(
+        a=Side(pair.a.id, pair.a.kind, int(pair.a.rank), pair.a.created_at),
+        b=Side(pair.b.id, pair.b.kind, int(pair.b.rank), pair.b.created_at),
+    )
+
+
+DRY_RUN_COUNT = {
+    Action.NOTHING: None,
+    Action.LINK: "linked_complementary",
+    Action.INVALIDATE: "auto_resolved",
+    Action.QUEUE: "queued",
+}
+
+
+def scan_pairs(
+    app: App, owner: str, pairs: Iterable[Candidate], tally: Tally, options: ScanOptions, run_id: str | None
+) -> bool:
+    """Judge and act on pairs; False when it stopped at ``max_new_rows``."""
+    judge = judge_for(app, owner, run_id)
+    offer = options.offer or isinstance(judge, NoneJudge)
+    actor = f"hygiene.{options.origin}"
+    new_rows = 0
+    with app.store.tx() as tx:
+        paths = filters.project_paths(tx)
+    for pair in pairs:
+        tally.add("pairs_considered")
+        now = app.clock()
+        request = PairRequest(
+            JudgedMemory.of(pair.a, now),
+            JudgedMemory.of(pair.b, now),
+            options.purpose,
+            provisional=Rank.PROVISIONAL in (pair.a.rank, pair.b.rank),
+        )
+        model = None if offer else judge.model_for(request)
+        with app.store.tx() as tx:
+            skip = filters.screen(tx, pair, model, paths)
+        if skip is not None:
+            tally.add(skip.value)
+            continue
+        verdict: Verdict | None = None
+        judgement: Judgement | None = None
+        if not offer:
+            result = judge.judge(request)
+            if isinstance(result, JudgeFailure):
+                tally.add("failed_judgements")
+                tally.notes.append(f"{pair.key}: {result.kind.value}")
+                continue
+            if isinstance(result, Judged):
+                tally.add("judged")
+                verdict = result.verdict.verdict
+                judgement = Judgement(
+                    verdict.value, result.verdict.confidence, result.verdict.rationale, result.usage.model
+                )
+        outcome = decide(
+            facts(pair),
+            verdict,
+            judgement.confidence if judgement else 0.0,
+            gates(app),
+            allow_auto=options.allow_auto and not offer,
+        )
+        if options.dry_run:
+            name = DRY_RUN_COUNT[outcome.action]
+        else:
+            ctx = Context(actor=actor, origin=options.origin, run_id=run_id, at=app.clock(), judgement=judgement)
+            with app.store.tx(write=True) as tx:
+                name = act(tx, pair, outcome, ctx)
+            name = None if name == "judged" else name
+        if name:
+            tally.add(name)
+        if name == "queued":
+            new_rows += 1
+            if options.max_new_rows is not None and new_rows >= options.max_new_rows:
+                return False
+    return True

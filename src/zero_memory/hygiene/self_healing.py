@@ -1,0 +1,112 @@
+"""Queue self-healing (hygiene.md §6): loss-free, it dismisses a row as keep-both or leaves it.
+
+- The stale sweep (no model, every full cycle) dismisses pending pair rows one
+  of whose sides is no longer live: the question is moot.
+- The re-judge pass (model, on demand only) asks the current judge again about
+  still-live pending pairs and dismisses those it now calls complementary or
+  unrelated. Neither ever invalidates a memory; every dismissal is audited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from zero_memory.bootstrap import App
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.hygiene.runs import Tally
+from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.verdict import Verdict
+from zero_memory.store.base import SYSTEM, DisputeQuery, Tx
+
+KEEP_VERDICTS = frozenset({Verdict.COMPLEMENTARY, Verdict.UNRELATED})
+PAGE = 200
+
+
+def pending_pairs(tx: Tx, owner: str) -> list[Dispute]:
+    rows: list[Dispute] = []
+    after = None
+    while True:
+        page = tx.list_disputes(DisputeQuery(owner=owner, shape=DisputeShape.PAIR.value, limit=PAGE, after=after))
+        rows += page
+        if len(page) < PAGE:
+            return rows
+        after = page[-1].id
+
+
+def dismiss(tx: Tx, dispute: Dispute, *, actor: str, why: Mapping[str, object], run_id: str | None, app: App) -> bool:
+    now = app.clock()
+    if not tx.settle_dispute(dispute.id, DisputeStatus.DISMISSED, {"keep_both": True, **why}, actor, now):
+        return False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.dismiss",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, **why},
+        run_id=run_id,
+        at=now,
+    )
+    return True
+
+
+def stale_sweep(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
+    with app.store.tx(write=not dry_run) as tx:
+        for dispute in pending_pairs(tx, owner):
+            sides = tx.get_memories([dispute.memory_a, dispute.memory_b or dispute.memory_a], SYSTEM)
+            dead = [i for i in (dispute.memory_a, dispute.memory_b) if i and (i not in sides or not sides[i].live)]
+            if not dead:
+                continue
+            if dry_run or dismiss(
+                tx, dispute, actor="hygiene.stale_sweep", why={"stale": True, "not_live": dead}, run_id=run_id, app=app
+            ):
+                tally.add("dismissed_stale")
+
+
+def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
+    from zero_memory.hygiene.scan import judge_for
+
+    judge = judge_for(app, owner, run_id)
+    if isinstance(judge, NoneJudge):
+        tally.notes.append("rejudge skipped: no judge is configured (offer mode)")
+        return
+    with app.store.tx() as tx:
+        rows = pending_pairs(tx, owner)
+    for dispute in rows:
+        with app.store.tx() as tx:
+            sides = tx.get_memories([dispute.memory_a, dispute.memory_b or ""], SYSTEM)
+        a, b = sides.get(dispute.memory_a), sides.get(dispute.memory_b or "")
+        if a is None or b is None or not (a.live and b.live):
+            continue
+        now = app.clock()
+        request = PairRequest(
+            JudgedMemory.of(a, now), JudgedMemory.of(b, now), Purpose.REJUDGE, provisional=0 in (a.rank, b.rank)
+        )
+        result = judge.judge(request)
+        if isinstance(result, JudgeFailure):
+            tally.add("failed_judgements")
+            continue
+        if not isinstance(result, Judged):
+            continue
+        tally.add("judged")
+        verdict = result.verdict.verdict
+        if verdict not in KEEP_VERDICTS:
+            continue
+        why = {
+            "rejudge": verdict.value,
+            "confidence": result.verdict.confidence,
+            "rationale": result.verdict.rationale,
+            "model": result.usage.model,
+        }
+        if dry_run:
+            tally.add("dismissed_rejudge")
+            continue
+        with app.store.tx(write=True) as tx:
+            current = tx.get_dispute(dispute.id)
+            if (
+                current
+                and current.pending
+                and dismiss(tx, current, actor="hygiene.rejudge", why=why, run_id=run_id, app=app)
+            ):
+                tally.add("dismissed_rejudge")

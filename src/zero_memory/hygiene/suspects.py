@@ -1,0 +1,81 @@
+"""Stale suspects (hygiene.md §11): a memory that keeps misleading agents gets a second look.
+
+Challenges are counted per memory. Reaching ``stale_suspect_threshold``
+within ``stale_suspect_window_days`` raises one ``stale_suspect``
+single-subject row. Memories with an open single-subject row are skipped,
+and only evidence newer than the memory's last settled suspicion counts, so a
+dismissed suspicion stays quiet until new evidence arrives.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from zero_memory.bootstrap import App
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.hygiene.runs import Tally
+from zero_memory.ids import new_id
+from zero_memory.store.base import SYSTEM, Tx
+
+SUSPECT = "stale_suspect"
+
+
+def last_settled_suspicion(tx: Tx, memory_id: str) -> datetime | None:
+    """When the memory's last stale-suspect row was settled, if ever."""
+    settled = [
+        entry.at
+        for entry in tx.audit_for_memory(memory_id)
+        if entry.action == "queue.resolve" and entry.payload.get("verdict") == SUSPECT
+    ]
+    return max(settled) if settled else None
+
+
+def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
+    config = app.settings.hygiene
+    now = app.clock()
+    since = now - timedelta(days=config.stale_suspect_window_days)
+    with app.store.tx() as tx:
+        challenged = sorted(
+            {
+                mid
+                for entry in tx.audit_actions("challenge", since=since)
+                if entry.owner == owner
+                for mid in entry.memory_ids
+            }
+        )
+    for memory_id in challenged:
+        with app.store.tx(write=not dry_run) as tx:
+            memory = tx.get_memory(memory_id, SYSTEM)
+            if memory is None or not memory.live:
+                continue
+            if any(d.shape is DisputeShape.SINGLE for d in tx.open_disputes_for([memory_id])):
+                continue
+            floor = max(since, last_settled_suspicion(tx, memory_id) or since)
+            signals = [e for e in tx.audit_for_memory(memory_id) if e.action == "challenge" and e.at > floor]
+            if len(signals) < config.stale_suspect_threshold:
+                continue
+            tally.add("stale_suspects")
+            if dry_run:
+                continue
+            dispute = Dispute(
+                id=new_id("dsp"),
+                owner=memory.owner,
+                shape=DisputeShape.SINGLE,
+                verdict=SUSPECT,
+                origin="stale_suspect",
+                status=DisputeStatus.PENDING,
+                memory_a=memory_id,
+                created_at=now,
+                reason=f"challenged {len(signals)} times since {floor.date().isoformat()}",
+                run_id=run_id,
+            )
+            tx.add_dispute(dispute)
+            tx.add_audit(
+                actor="hygiene.suspects",
+                action="queue.raise",
+                owner=memory.owner,
+                memory_ids=[memory_id],
+                payload={"dispute_id": dispute.id, "verdict": SUSPECT, "signals": len(signals)},
+                run_id=run_id,
+                at=now,
+            )

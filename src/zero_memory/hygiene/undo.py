@@ -1,0 +1,58 @@
+"""Undo a run: restore every memory it invalidated and remove the links it added.
+
+Review-queue rows the run raised stay where they are: they are questions for
+a person, not actions. Judgements stay cached, so an undone pair is not
+judged again and invalidated a second time.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from zero_memory import errors
+from zero_memory.bootstrap import App
+from zero_memory.domain.memory import Status
+from zero_memory.memory.lifecycle import restore
+from zero_memory.store.base import SYSTEM
+
+
+class UndoReport(BaseModel):
+    run_id: str
+    restored: list[str]
+    already_live: list[str]
+    unlinked: int
+
+
+def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> UndoReport:
+    """Undo a run; ``owner`` limits it to runs over that owner's memories (None: an administrator)."""
+    now = app.clock()
+    restored, already = [], []
+    with app.store.tx(write=True) as tx:
+        run = tx.get_run(run_id)
+        if run is None or (owner is not None and run.owner not in (owner, None)):
+            raise errors.not_found(f"run {run_id[:80]}")
+        for entry in tx.audit_for_run(run_id):
+            if entry.action != "hygiene.auto_resolve":
+                continue
+            if owner is not None and entry.owner != owner:
+                continue
+            successor, loser_id = entry.memory_ids[0], entry.memory_ids[-1]
+            loser = tx.get_memory(loser_id, SYSTEM)
+            if loser is None or loser.status is Status.LIVE or loser.superseded_by != successor:
+                already.append(loser_id)
+                continue
+            restore(tx, loser, actor=actor, at=now, run_id=run_id, payload={"undo": run_id})
+            restored.append(loser_id)
+        links = [lk for lk in tx.links_of_run(run_id) if lk.type == "relates_to"]
+        for link in links:
+            tx.remove_link(link.id, now)
+        tx.add_audit(
+            actor=actor,
+            action="run.undo",
+            owner=run.owner,
+            memory_ids=restored,
+            payload={"restored": len(restored), "unlinked": len(links)},
+            run_id=run_id,
+            at=now,
+        )
+    return UndoReport(run_id=run_id, restored=restored, already_live=already, unlinked=len(links))
