@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
-import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

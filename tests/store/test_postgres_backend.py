@@ -15,6 +15,7 @@ import pytest
 from tests.pg import PgServer
 from tests.store.factories import DIM, add_users, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
+from zero_memory.store import migrations
 from zero_memory.store.postgres import PostgresStore, PostgresTx, supports_iterative_scan
 
 
@@ -31,10 +32,10 @@ def plan(tx: PostgresTx, **kwargs: Any) -> str:
     return "\n".join(r["QUERY PLAN"] for r in tx.conn.execute("EXPLAIN " + query, params).fetchall())
 
 
-def test_a_new_database_applies_the_first_migration_once(pg_url: str) -> None:
+def test_a_new_database_applies_every_migration_once(pg_url: str) -> None:
     store = PostgresStore(pg_url, dim=DIM)
     try:
-        assert store.migrate() == ["0001_init.sql"]
+        assert store.migrate() == [name for _, name, _ in migrations.scripts("postgres")]
         assert store.migrate() == []
     finally:
         store.close()
@@ -174,7 +175,8 @@ def test_processes_starting_at_once_migrate_once(pg_server: PgServer) -> None:
     try:
         assert errors == []
         with stores[0].tx() as tx:
-            assert [r["version"] for r in tx._query("SELECT version FROM schema_migrations")] == [1]
+            applied = [r["version"] for r in tx._query("SELECT version FROM schema_migrations ORDER BY version")]
+            assert applied == [version for version, _, _ in migrations.scripts("postgres")]
     finally:
         for store in stores:
             store.close()

@@ -757,7 +757,8 @@ class SqlTx:
     def interrupt_runs(self, *, heartbeat_before: datetime, at: datetime) -> list[str]:
         """Mark running runs whose process stopped beating as interrupted; return their ids."""
         rows = self._query(
-            "SELECT id FROM runs WHERE status = 'running' AND heartbeat_at < ? ORDER BY id", (to_text(heartbeat_before),)
+            "SELECT id FROM runs WHERE status = 'running' AND heartbeat_at < ? ORDER BY id",
+            (to_text(heartbeat_before),),
         )
         ids = [r["id"] for r in rows]
         for run_id in ids:
