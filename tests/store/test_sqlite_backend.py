@@ -9,14 +9,14 @@ from tests.store.factories import DIM, add_users, axis, memory, put
 from tests.store.processes import insert_concurrently
 from tests.store.writer import vector_for
 from zero_memory.domain.memory import InvalidationReason, Status
-from zero_memory.store import Store
+from zero_memory.store import Store, migrations
 from zero_memory.store.sqlite import SQLiteStore
 
 
-def test_a_new_file_applies_the_first_migration_once(tmp_path: Path) -> None:
+def test_a_new_file_applies_every_migration_once(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "zm.db", dim=DIM)
     try:
-        assert store.migrate() == ["0001_init.sql"]
+        assert store.migrate() == [name for _, name, _ in migrations.scripts("sqlite")]
         assert store.migrate() == []
     finally:
         store.close()
