@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
+from zero_memory import errors
 from zero_memory.access import users as accounts
-from zero_memory.cli.common import JsonOption, app, console, handles_errors, print_json
+from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
+from zero_memory.judge import owners
 
-group = typer.Typer(help="Accounts and their bearer tokens.", no_args_is_help=True)
+group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
 
 
 @group.command("add")
@@ -69,3 +72,106 @@ def token(
     print_json({"user": name, "token": new_token}) if json_out else console.print(
         new_token, highlight=False, markup=False
     )
+
+
+# -- zm user key ----------------------------------------------------------------
+
+key_group = typer.Typer(
+    help="A user's own provider key: their judge calls are paid with it (stored encrypted with ZM_SECRET_KEY).",
+    no_args_is_help=True,
+)
+group.add_typer(key_group, name="key")
+
+UserOption = typer.Option("--user", help="The user (default: the local user, ZM_USER).", show_default=False)
+ProviderOption = typer.Option(
+    "--provider", help="openai or anthropic (default: ZM_JUDGE_PROVIDER).", show_default=False
+)
+MAX_KEY_CHARS = 4_096
+
+
+def _user(name: str | None) -> str:
+    return name or local_caller().uid
+
+
+def _read_key() -> str:
+    """The key from a hidden prompt on a terminal, else from stdin — never from argv (shell history, ps)."""
+    if sys.stdin.isatty():
+        entered: str = typer.prompt("API key (input hidden)", hide_input=True, err=True)
+        return entered
+    return sys.stdin.read(MAX_KEY_CHARS + 1)
+
+
+@key_group.command("set")
+@handles_errors
+def key_set(
+    user: Annotated[str | None, UserOption] = None,
+    provider: Annotated[str | None, ProviderOption] = None,
+    json_out: bool = JsonOption,
+    stray: Annotated[list[str] | None, typer.Argument(hidden=True, show_default=False)] = None,
+) -> None:
+    """Store a user's provider key, read from a hidden prompt or stdin (`zm user key set < key.txt`)."""
+    if stray:
+        # Caught here so the refusal does not echo the argument, as the parser's own error would.
+        raise errors.validation(
+            "the key is not taken as an argument (it stays in shell history and the process list): "
+            "pipe it on stdin or type it at the prompt — and rotate a key that was typed on a command line"
+        )
+    uid = _user(user)
+    application = app()
+    name = owners.key_provider(application, provider)
+    owners.require_user(application, uid)
+    key = _read_key()
+    if len(key) > MAX_KEY_CHARS:
+        raise errors.validation(f"the key is longer than {MAX_KEY_CHARS} characters: is that the right input?")
+    status = owners.set_owner_key(application, uid, name, key)
+    if json_out:
+        print_json(status.to_dict())
+        return
+    ending = f" (ending {status.last4})" if status.last4 else ""
+    console.print(
+        f"stored the {status.provider} key of {uid}{ending}, encrypted; their judge calls now use it",
+        highlight=False,
+        markup=False,
+    )
+
+
+@key_group.command("show")
+@handles_errors
+def key_show(
+    user: Annotated[str | None, UserOption] = None,
+    provider: Annotated[str | None, ProviderOption] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Say whether a user has a provider key stored, and its last 4 characters."""
+    status = owners.key_status(app(), _user(user), provider)
+    if json_out:
+        print_json(status.to_dict())
+    elif not status.set:
+        console.print(
+            f"{status.user} has no {status.provider} key: their judge calls use the server's",
+            highlight=False,
+            markup=False,
+        )
+    else:
+        ending = f", ending {status.last4}" if status.last4 else ""
+        console.print(f"{status.user} has an {status.provider} key stored{ending}", highlight=False, markup=False)
+
+
+@key_group.command("clear")
+@handles_errors
+def key_clear(
+    user: Annotated[str | None, UserOption] = None,
+    provider: Annotated[str | None, ProviderOption] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Forget a user's provider key; their judge calls go back to the server's key."""
+    uid = _user(user)
+    application = app()
+    name = owners.key_provider(application, provider)
+    removed = owners.clear_owner_key(application, uid, name)
+    if json_out:
+        print_json({"user": uid, "provider": name, "cleared": removed})
+    elif removed:
+        console.print(f"cleared the {name} key of {uid}", highlight=False, markup=False)
+    else:
+        console.print(f"{uid} had no {name} key stored", highlight=False, markup=False)
