@@ -97,4 +97,8 @@ def build_app(
         from zero_memory.judge.owners import OwnerJudges
 
         app.judge_factory = OwnerJudges(app)
+    if settings.hygiene_on_write:
+        from zero_memory.hygiene.cycle import on_write
+
+        app.after_write.append(on_write(app))
     return app

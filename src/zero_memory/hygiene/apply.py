@@ -68,6 +68,12 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
     if outcome.action is Action.INVALIDATE:
         assert outcome.loser and outcome.winner and outcome.reason
         loser = current[outcome.loser]
+        if tx.open_disputes_for([loser.id]):
+            # Nothing retires a disputed memory automatically: the pair joins the queue.
+            verdict = _queue_verdict_of(outcome)
+            direction = outcome.verdict if verdict == "supersedes" else None
+            raise_dispute(tx, pair, Outcome(Action.QUEUE, outcome.rule, verdict=verdict, direction=direction), ctx)
+            return "queued"
         retire(
             tx,
             loser,
@@ -82,6 +88,11 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
         return "auto_resolved"
     raise_dispute(tx, pair, outcome, ctx)
     return "queued"
+
+
+def _queue_verdict_of(outcome: Outcome) -> str:
+    verdict = outcome.verdict or "unjudged"
+    return "supersedes" if verdict in ("a_supersedes_b", "b_supersedes_a") else verdict
 
 
 def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:

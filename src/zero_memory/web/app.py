@@ -18,6 +18,8 @@ from starlette.routing import BaseRoute, Route
 
 from zero_memory import __version__
 from zero_memory.bootstrap import App
+from zero_memory.hygiene import runs
+from zero_memory.hygiene.scheduler import Scheduler
 from zero_memory.mcp.http import BearerAuth, transport_security
 from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.server import build_server
@@ -51,9 +53,18 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        runs.interrupt_orphans(app)
+        scheduler = None
+        if app.settings.scan_interval_hours:
+            scheduler = Scheduler(app, app.settings.scan_interval_hours)
+            scheduler.start()
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
-        async with server.session_manager.run():
-            yield
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            if scheduler is not None:
+                scheduler.stop()
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),

@@ -1,0 +1,1 @@
+"""The review queue: listing disputes, settling them one by one or in bulk, challenging a memory."""

@@ -1,0 +1,91 @@
+"""Settling many disputes in one call: a policy, or an explicit list of up to 100.
+
+A policy (``newest_wins``, ``oldest_wins``, ``keep_both``, optionally limited
+to one verdict) covers pending pair rows only: single-subject rows are
+skipped, so a policy can never retire a memory on its own. An explicit list
+settles each item as ``winner``, ``retire`` or (neither) keep both; a failing
+item lands in ``failed`` and the rest still apply.
+"""
+
+from __future__ import annotations
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.bootstrap import App
+from zero_memory.conflicts.models import BulkFailure, BulkItem, BulkResult, Choice, Policy
+from zero_memory.conflicts.queue import visible_dispute
+from zero_memory.conflicts.resolve import settle
+from zero_memory.domain.records import DisputeShape, DisputeStatus
+from zero_memory.store.base import DisputeQuery
+
+MAX_ITEMS = 100
+POLICY_PAGE = 500
+
+
+def resolve_conflicts(
+    app: App, caller: Caller, *, policy: Policy | None = None, resolutions: list[BulkItem] | None = None
+) -> BulkResult:
+    if (policy is None) == (resolutions is None):
+        raise errors.validation("pass exactly one of policy or resolutions")
+    if resolutions is not None:
+        if len(resolutions) > MAX_ITEMS:
+            raise errors.validation(f"resolutions: {len(resolutions)} items; at most {MAX_ITEMS} per call")
+        return _explicit(app, caller, resolutions)
+    assert policy is not None
+    return _policy(app, caller, policy)
+
+
+def _explicit(app: App, caller: Caller, items: list[BulkItem]) -> BulkResult:
+    resolved, failed = [], []
+    for item in items:
+        try:
+            if item.winner is not None and item.retire:
+                raise errors.validation("pass winner or retire, not both")
+            choice = (
+                Choice(winner=item.winner)
+                if item.winner is not None
+                else Choice(retire=True)
+                if item.retire
+                else Choice(keep_both=True)
+            )
+            with app.store.tx(write=True) as tx:
+                vis = visibility(tx, caller.uid)
+                dispute, memories = visible_dispute(tx, vis, item.dispute_id)
+                settle(app, tx, vis, caller, dispute, memories, choice)
+            resolved.append(item.dispute_id)
+        except errors.ZMError as error:
+            failed.append(BulkFailure(dispute_id=item.dispute_id, error=str(error)))
+    return BulkResult(resolved=resolved, skipped=[], failed=failed)
+
+
+def _policy(app: App, caller: Caller, policy: Policy) -> BulkResult:
+    resolved, skipped, failed = [], [], []
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        rows = tx.list_disputes(
+            DisputeQuery(scopes=vis.readable, status=DisputeStatus.PENDING, verdict=policy.verdict, limit=10_000)
+        )
+    for row in rows:
+        if row.shape is DisputeShape.SINGLE:
+            skipped.append(row.id)
+            continue
+        try:
+            with app.store.tx(write=True) as tx:
+                vis = visibility(tx, caller.uid)
+                dispute, memories = visible_dispute(tx, vis, row.id)
+                a, b = memories[dispute.memory_a], memories[dispute.memory_b or ""]
+                newer, older = sorted((a, b), key=lambda m: (m.created_at, m.id), reverse=True)
+                if policy.name == "keep_both":
+                    choice = Choice(keep_both=True)
+                else:
+                    winner = newer if policy.name == "newest_wins" else older
+                    if not winner.live:
+                        skipped.append(row.id)
+                        continue
+                    choice = Choice(winner=winner.id)
+                settle(app, tx, vis, caller, dispute, memories, choice)
+            resolved.append(row.id)
+        except errors.ZMError as error:
+            failed.append(BulkFailure(dispute_id=row.id, error=str(error)))
+    return BulkResult(resolved=resolved, skipped=skipped, failed=failed)

@@ -1,0 +1,64 @@
+"""``challenge``: an agent doubts one memory against the world (not against a neighbour).
+
+Raises a ``challenged`` single-subject row; idempotent while one is open (the
+same ``dispute_id`` comes back with ``created: false``). Every call is a
+misled signal that stale-suspect detection counts. The reason passes the
+content guard.
+"""
+
+from __future__ import annotations
+
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.bootstrap import App
+from zero_memory.conflicts.models import ChallengeResult
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.ids import new_id
+from zero_memory.memory.lifecycle import visible
+from zero_memory.memory.validation import check_fields, check_text
+
+CHALLENGED = "challenged"
+MAX_REASON = 2_000
+
+
+def challenge(app: App, caller: Caller, memory_id: str, reason: str) -> ChallengeResult:
+    check_text("reason", reason, max_chars=MAX_REASON)
+    check_fields({"reason": reason})
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        memory = visible(tx, vis, memory_id)
+        tx.add_audit(
+            actor=caller.uid,
+            action="challenge",
+            owner=memory.owner,
+            memory_ids=[memory.id],
+            payload={"reason": reason, "client": caller.client},
+            run_id=None,
+            at=now,
+        )
+        for dispute in tx.open_disputes_for([memory.id]):
+            if dispute.shape is DisputeShape.SINGLE and dispute.verdict == CHALLENGED:
+                return ChallengeResult(dispute_id=dispute.id, created=False)
+        dispute = Dispute(
+            id=new_id("dsp"),
+            owner=memory.owner,
+            shape=DisputeShape.SINGLE,
+            verdict=CHALLENGED,
+            origin="challenge",
+            status=DisputeStatus.PENDING,
+            memory_a=memory.id,
+            created_at=now,
+            reason=reason,
+        )
+        tx.add_dispute(dispute)
+        tx.add_audit(
+            actor=caller.uid,
+            action="queue.raise",
+            owner=memory.owner,
+            memory_ids=[memory.id],
+            payload={"dispute_id": dispute.id, "verdict": CHALLENGED},
+            run_id=None,
+            at=now,
+        )
+    return ChallengeResult(dispute_id=dispute.id, created=True)
