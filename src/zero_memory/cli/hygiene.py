@@ -69,6 +69,47 @@ def scan(
             console.print(f"  {note}", highlight=False, markup=False)
 
 
+@group.command("retro")
+@handles_errors
+def retro_command(
+    max_rows: Annotated[int, typer.Option("--max", help="New queue rows this batch may add.")],
+    after: Annotated[str | None, typer.Option("--after", help="Resume after this cursor (printed by a batch).")] = None,
+    offer: Annotated[bool, typer.Option("--offer", help="Run no model: park pairs unjudged.")] = False,
+    owner: Annotated[str | None, typer.Option("--owner", help="Whose memories (default: you).")] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Walk the backlog oldest first and queue what it finds; never resolves anything by itself."""
+    from zero_memory.cli.common import progress
+    from zero_memory.hygiene.retro import count_remaining, retro
+
+    application = app()
+    uid = _owners(owner, False)[0]
+    with progress(count_remaining(application, uid, after), "retro") as advance:
+        report = retro(
+            application,
+            uid,
+            max_new_rows=max_rows,
+            after=after,
+            offer=offer,
+            started_by=local_caller().uid,
+            advance=advance,
+        )
+    if json_out:
+        print_json(report.to_dict())
+        return
+    summary = report.summary
+    console.print(
+        f"{report.run_id}: walked {summary['subjects']} memories, queued {summary['queued']} pairs, "
+        f"judged {summary['judged']}, failed {summary['failed_judgements']}",
+        highlight=False,
+    )
+    if report.done:
+        console.print("reached the end of the backlog", highlight=False)
+    else:
+        console.print(f"cursor: {report.cursor}", highlight=False)
+        console.print(f"resume with: zm hygiene retro --max {max_rows} --after {report.cursor}", highlight=False)
+
+
 @group.command("undo")
 @handles_errors
 def undo(
