@@ -45,9 +45,30 @@ class VectorIndex:
         self._live = np.zeros(0, dtype=bool)
         self._owners = _Codes({})
         self._scopes = _Codes({})
+        self._version = 0
+        self._masks: dict[tuple[frozenset[str] | None, str | None], tuple[int, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def _mask(self, n: int, scopes: Collection[str] | None, owner: str | None) -> np.ndarray | None:
+        """Live rows in the scopes and of the owner asked for; cached until the index changes."""
+        key = (frozenset(scopes) if scopes is not None else None, owner)
+        cached = self._masks.get(key)
+        if cached is not None and cached[0] == self._version and len(cached[1]) == n:
+            return cached[1]
+        mask = self._live[:n].copy()
+        if scopes is not None:
+            mask &= np.isin(self._scope[:n], self._scopes.codes(scopes))
+        if owner is not None:
+            code = self._owners.index.get(owner)
+            if code is None:
+                return None
+            mask &= self._owner[:n] == code
+        if len(self._masks) >= 64:
+            self._masks.clear()
+        self._masks[key] = (self._version, mask)
+        return mask
 
     def reset(self) -> None:
         with self.lock:
@@ -60,6 +81,8 @@ class VectorIndex:
             for memory_id, owner, scope, live, blob, rev in rows:
                 self._apply(memory_id, owner, scope, live, blob)
                 self.watermark = max(self.watermark, rev)
+            if rows:
+                self._version += 1
 
     def _apply(self, memory_id: str, owner: str, scope: str, live: bool, blob: bytes | None) -> None:
         vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
@@ -106,24 +129,17 @@ class VectorIndex:
             n = len(self._ids)
             if n == 0 or limit <= 0:
                 return []
-            mask = self._live[:n].copy()
-            if scopes is not None:
-                mask &= np.isin(self._scope[:n], self._scopes.codes(scopes))
-            if owner is not None:
-                code = self._owners.index.get(owner)
-                if code is None:
-                    return []
-                mask &= self._owner[:n] == code
-            for memory_id in exclude:
-                pos = self._pos.get(memory_id)
-                if pos is not None:
-                    mask[pos] = False
+            base = self._mask(n, scopes, owner)
+            if base is None:
+                return []
+            mask = base
+            positions = [self._pos[m] for m in exclude if m in self._pos]
+            if positions:
+                mask = base.copy()
+                mask[positions] = False
             sims = self._matrix[:n] @ vector.astype(np.float32, copy=False)
             sims = np.where(mask, sims, -np.inf)
-            eligible = int(np.count_nonzero(sims >= floor))
-            if eligible == 0:
-                return []
-            k = min(limit, eligible)
+            k = min(limit, n)
             top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
             top = top[np.argsort(-sims[top], kind="stable")]
             return [(self._ids[i], float(sims[i])) for i in top if sims[i] >= floor][:limit]
