@@ -29,11 +29,6 @@ class Clock:
         self.now += timedelta(**delta)
 
 
-def factory(judge: FakeJudge) -> Any:
-    """A ``judge_factory`` that hands every owner the same fake."""
-    return lambda owner, run_id: judge
-
-
 def memory(
     mid: str,
     *,
