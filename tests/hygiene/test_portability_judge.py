@@ -100,7 +100,7 @@ def test_personal_is_gated_the_same_way(make_app: Callable[..., App]) -> None:
     fake = FakeJudge([portable(0.9)])
     result = ask_for_core(app_judged_by(make_app, fake), kind="gotcha", scope="personal")
     assert result.scope == "user.alice"
-    assert fake.requests[0].memory.kind == "gotcha"
+    assert fake.requests == [PortabilityRequest(JudgedMemory("gotcha", 0.0, PORTABLE_FACT), Purpose.GATE)]
 
 
 def test_low_confidence_routes_the_memory_to_the_project(make_app: Callable[..., App]) -> None:

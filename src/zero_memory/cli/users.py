@@ -101,17 +101,17 @@ def _read_key() -> str:
     return sys.stdin.read(MAX_KEY_CHARS + 1)
 
 
-@key_group.command("set")
+@key_group.command("set", context_settings={"allow_extra_args": True})
 @handles_errors
 def key_set(
+    ctx: typer.Context,
     user: Annotated[str | None, UserOption] = None,
     provider: Annotated[str | None, ProviderOption] = None,
     json_out: bool = JsonOption,
-    stray: Annotated[list[str] | None, typer.Argument(hidden=True, show_default=False)] = None,
 ) -> None:
     """Store a user's provider key, read from a hidden prompt or stdin (`zm user key set < key.txt`)."""
-    if stray:
-        # Caught here so the refusal does not echo the argument, as the parser's own error would.
+    if ctx.args:
+        # Taken in and refused here: the parser's own error would echo the stray argument — the key.
         raise errors.validation(
             "the key is not taken as an argument (it stays in shell history and the process list): "
             "pipe it on stdin or type it at the prompt — and rotate a key that was typed on a command line"
