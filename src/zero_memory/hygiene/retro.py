@@ -55,7 +55,8 @@ def parse_cursor(cursor: str) -> tuple[datetime, str]:
         raise errors.validation(f"after: {cursor[:60]!r} is not a cursor (TIMESTAMP or TIMESTAMP/ID)") from None
     if moment.tzinfo is None:
         raise errors.validation("after: the timestamp needs a time zone (e.g. 2026-07-01T00:00:00Z)")
-    return from_text(to_text(moment)), memory_id
+    # A bare timestamp means strictly after that moment: "~" sorts after every id.
+    return from_text(to_text(moment)), memory_id or "~"
 
 
 def count_remaining(app: App, owner: str, after: str | None) -> int:
