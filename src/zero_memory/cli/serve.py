@@ -41,6 +41,7 @@ def serve(
     import uvicorn
 
     from zero_memory.web.app import create_app
+    from zero_memory.web.auth import login_link
 
     application = app()
     names = [name for name in allowed_hosts.replace(",", " ").split() if name]
@@ -48,6 +49,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"zero-memory {__version__} listening on http://{shown}:{port}  "
                f"(MCP: http://{shown}:{port}/mcp, health: /healthz)")
+    typer.echo(login_link(application, f"http://{shown}:{port}"))
     if not is_loopback(host):
         err_console.print(
             f"warning: bound to {host or 'every interface'}, reachable from other machines. Bearer tokens "

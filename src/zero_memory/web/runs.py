@@ -1,0 +1,78 @@
+"""Hygiene runs as the dashboard shows them: a user's own runs, and what one run did.
+
+A run over another user's memories answers exactly as a missing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.bootstrap import App
+from zero_memory.domain.records import AuditEntry, Run, RunStatus
+from zero_memory.hygiene.runs import COUNTS
+
+# What a run did to memories and the queue, as its audit rows name it.
+ACTIONS = {
+    "hygiene.auto_resolve": "invalidated",
+    "hygiene.link": "linked",
+    "queue.raise": "queued",
+    "queue.dismiss": "dismissed",
+    "portability.propose": "proposed as portable",
+    "restore": "restored",
+}
+UNDOABLE = ("auto_resolved", "linked_complementary")
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    run: Run
+
+    @property
+    def id(self) -> str:
+        return self.run.id
+
+    @property
+    def running(self) -> bool:
+        return self.run.status is RunStatus.RUNNING
+
+    @property
+    def counts(self) -> list[tuple[str, int]]:
+        """The summary's counts in pipeline order, zeros left out."""
+        summary = self.run.summary
+        return [(name, int(summary[name])) for name in COUNTS if isinstance(summary.get(name), int) and summary[name]]
+
+    @property
+    def notes(self) -> list[str]:
+        notes = self.run.summary.get("notes")
+        return [str(n) for n in notes] if isinstance(notes, list) else []
+
+    @property
+    def undoable(self) -> bool:
+        """A finished, real run that changed memories or links."""
+        summary = self.run.summary
+        return not self.running and not self.run.dry_run and any(summary.get(n) for n in UNDOABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class RunDetail:
+    view: RunView
+    actions: list[AuditEntry]
+    undone: bool
+
+
+def list_runs(app: App, caller: Caller, *, limit: int = 50) -> list[RunView]:
+    with app.store.tx() as tx:
+        return [RunView(r) for r in tx.list_runs(owner=caller.uid, limit=limit)]
+
+
+def run_detail(app: App, caller: Caller, run_id: str) -> RunDetail:
+    with app.store.tx() as tx:
+        run = tx.get_run(run_id)
+        if run is None or run.owner != caller.uid:
+            raise errors.not_found(f"run {run_id[:80]}")
+        entries = tx.audit_for_run(run.id)
+    actions = [e for e in entries if e.action in ACTIONS and e.owner == caller.uid]
+    undone = any(e.action == "run.undo" for e in entries)
+    return RunDetail(view=RunView(run), actions=actions, undone=undone)

@@ -1,0 +1,46 @@
+"""Memories: search across every visible scope, one memory's whole story, restore and forget."""
+
+from __future__ import annotations
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+
+from zero_memory.access.caller import Caller
+from zero_memory.bootstrap import App
+from zero_memory.memory.lifecycle import forget as forget_memory
+from zero_memory.memory.lifecycle import get_memory, restore_memory
+from zero_memory.web import forms
+from zero_memory.web.browse import LIFECYCLES, browse
+from zero_memory.web.rendering import flash, redirect, render
+
+PAGE = 50
+
+
+def index(app: App, request: Request, caller: Caller) -> Response:
+    params = request.query_params
+    listing = browse(
+        app,
+        caller,
+        query=forms.text(params, "q"),
+        lifecycle=forms.optional(params, "lifecycle") or "live",
+        limit=forms.integer(params, "limit", PAGE),
+    )
+    return render(request, app, caller, "memories.html", {"listing": listing, "lifecycles": LIFECYCLES})
+
+
+def detail(app: App, request: Request, caller: Caller) -> Response:
+    found = get_memory(app, caller, request.path_params["memory_id"])
+    return render(request, app, caller, "memory.html", {"found": found, "m": found.memory})
+
+
+def restore(app: App, request: Request, caller: Caller, form: FormData) -> Response:
+    result = restore_memory(app, caller, request.path_params["memory_id"])
+    flash(request, "Restored: the memory is live again." if result.changed else "The memory was already live.")
+    return redirect(f"/memories/{result.id}")
+
+
+def forget(app: App, request: Request, caller: Caller, form: FormData) -> Response:
+    result = forget_memory(app, caller, request.path_params["memory_id"], forms.optional(form, "reason"))
+    flash(request, "Forgotten: restore it here if that was a mistake." if result.changed else "Already invalidated.")
+    return redirect(f"/memories/{result.id}")
