@@ -496,3 +496,17 @@ def test_a_dismissed_suspicion_stays_quiet_until_new_evidence_arrives(make_app: 
     challenge(app, memory_id, days_ago=0)
     cycle(app)
     assert sorted(d.status for d in suspects(app)) == [DisputeStatus.DISMISSED, DisputeStatus.PENDING]
+
+
+def test_the_audit_is_capped_per_run_and_takes_the_most_used_first(make_app: MakeApp, alice: Caller) -> None:
+    judge = FakeJudge(lambda request: False if isinstance(request, PortabilityRequest) else "unrelated")
+    app = make_app(judge_factory=factory(judge))
+    texts = [f"Service number {n} of the web project has its own quirks" for n in range(12)]
+    ids = [write(app, alice, text, project_hint="web").id for text in texts]
+    surface(app, ids[11], 3)
+    surface(app, ids[10], 2)
+    cycle(app)
+    first = portability_asked(judge)
+    assert len(first) == 10 and first[:2] == [texts[11], texts[10]]
+    cycle(app)
+    assert sorted(portability_asked(judge)[10:]) == sorted(set(texts) - set(first))

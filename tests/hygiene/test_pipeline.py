@@ -500,3 +500,69 @@ def test_a_memory_with_a_pending_row_is_never_retired_automatically(make_app: Ma
     held = dispute_of(app, green, newest)
     assert held is not None and (held.verdict, held.direction) == ("supersedes", "b_supersedes_a")
     assert summary["auto_resolved"] == 0 and summary["queued"] == 1
+
+
+# -- runs ----------------------------------------------------------------------------------
+
+
+def test_a_routine_sweep_takes_recent_subjects_and_pairs_them_with_old_neighbours(
+    make_app: MakeApp, alice: Caller
+) -> None:
+    from tests.hygiene.helpers import Clock
+
+    clock = Clock()
+    judge = judge_by_pair({(GREEN, BLUE): ("b_supersedes_a", 0.99)})
+    app = make_app(clock=clock, judge_factory=factory(judge))
+    old = write(app, alice, GREEN).id
+    two(app, alice, TOPICS[1])
+    clock.advance(days=30)
+    new = write(app, alice, BLUE).id
+    _, summary = cycle(app)
+    assert summary["subjects"] == 1 and asked(judge) == [pair(GREEN, BLUE)]
+    assert row(app, old).superseded_by == new
+
+
+def test_only_one_cycle_per_owner_runs_at_a_time(make_app: MakeApp, alice: Caller) -> None:
+    from zero_memory.hygiene.cycle import owner_lock
+
+    judge = judge_by_pair()
+    app = make_app(judge_factory=factory(judge))
+    two(app, alice)
+    with app.store.advisory_lock(owner_lock("alice")) as taken:
+        assert taken
+        _, summary = cycle(app)
+    assert judge.requests == [] and summary["subjects"] == 0
+    assert "another cycle of this owner was running; nothing done" in summary["notes"]
+    _, summary = cycle(app)
+    assert summary["judged"] == 1
+
+
+def test_a_cycle_started_in_the_background_completes_with_its_summary(make_app: MakeApp, alice: Caller) -> None:
+    from zero_memory.domain.records import RunStatus
+    from zero_memory.hygiene.cycle import start_cycle
+
+    judge = judge_by_pair({(GREEN, BLUE): ("contradiction", 0.99)})
+    app = make_app(judge_factory=factory(judge))
+    two(app, alice)
+    run, summary = start_cycle(app, "alice", started_by="test")
+    assert summary is None
+    app.wait_idle()
+    with app.store.tx() as tx:
+        finished = tx.get_run(run.id)
+    assert finished is not None and finished.status is RunStatus.COMPLETED
+    assert finished.summary["queued"] == 1
+    assert [e.action for e in audit_actions(app, "run.stop") if e.run_id == run.id] == ["run.stop"]
+
+
+def test_a_judge_that_raises_fails_the_run_and_changes_nothing(make_app: MakeApp, alice: Caller) -> None:
+    from zero_memory.domain.records import RunStatus
+
+    judge = FakeJudge()  # no answers: asking it raises
+    app = make_app(judge_factory=factory(judge))
+    old, new = two(app, alice)
+    run, summary = cycle(app)
+    with app.store.tx() as tx:
+        stored = tx.get_run(run.id)
+    assert stored is not None and stored.status is RunStatus.FAILED
+    assert "the run failed; see the server log" in summary["notes"]
+    assert row(app, old).live and row(app, new).live and disputes(app) == []
