@@ -19,6 +19,7 @@ from zero_memory.store import Store, open_store
 
 if TYPE_CHECKING:
     from zero_memory.domain.memory import Memory
+    from zero_memory.judge.owners import JudgeFactory
 
 
 @dataclass
@@ -27,7 +28,8 @@ class App:
     store: Store
     embedder: Embedder
     clock: Clock = utcnow
-    judge_factory: Callable[[str, str | None], Any] | None = None
+    # (owner, run_id) -> the judge acting for that owner; build_app installs judge.owners.OwnerJudges.
+    judge_factory: JudgeFactory | None = None
     after_write: list[Callable[[Memory], None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _executor: ThreadPoolExecutor | None = None
@@ -86,14 +88,14 @@ def build_app(
     store: Store | None = None,
     embedder: Embedder | None = None,
     clock: Clock = utcnow,
-    judge_factory: Callable[[str, str | None], Any] | None = None,
+    judge_factory: JudgeFactory | None = None,
 ) -> App:
     embedder = embedder or build_embedder(settings.embedding_model)
     store = store or open_store(settings.database_url, dim=embedder.dim)
     settings = settings.with_changes(secret_key=secret_key(settings))
     app = App(settings=settings, store=store, embedder=embedder, clock=clock, judge_factory=judge_factory)
     if judge_factory is None:
-        # The judge acting for a memory's owner (their key, their ledger rows): (owner, run_id) -> Judge.
+        # Imported when an app is built, so importing the App type does not pull in the judge package.
         from zero_memory.judge.owners import OwnerJudges
 
         app.judge_factory = OwnerJudges(app)
