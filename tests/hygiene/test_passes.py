@@ -510,3 +510,37 @@ def test_the_audit_is_capped_per_run_and_takes_the_most_used_first(make_app: Mak
     assert len(first) == 10 and first[:2] == [texts[11], texts[10]]
     cycle(app)
     assert sorted(portability_asked(judge)[10:]) == sorted(set(texts) - set(first))
+
+
+# -- a dry run of every pass -----------------------------------------------------------------
+
+
+def test_a_dry_run_of_a_full_cycle_records_nothing_but_its_run(
+    make_app: MakeApp, alice: Caller, clock: Clock
+) -> None:
+    def answer(request: Any) -> FakeAnswer:
+        if isinstance(request, PortabilityRequest):
+            return verdict(True, 0.95)
+        return ("contradiction", 0.99)
+
+    judge = FakeJudge(answer, model="judge-v1")
+    app = rescan_app(make_app, clock, judge)
+    green, _ = two(app, alice)
+    portable = write(app, alice, PORTABLE, project_hint="web").id
+    clock.advance(days=30)
+    surface(app, green, 10)
+    challenge(app, portable, days_ago=2)
+    challenge(app, portable, days_ago=1)
+
+    _, summary = cycle(app, dry_run=True)
+    assert (summary["rescanned"], summary["queued"], summary["portability_proposed"], summary["stale_suspects"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
+    assert disputes(app, status=None) == []
+    with app.store.tx() as tx:
+        assert tx.guarded([green], "judge-v1") == set()
+        assert tx.list_portability(owner="alice", status=None) == []
+    assert audit_actions(app, "rescan.examine") == [] and audit_actions(app, "queue.raise") == []

@@ -566,3 +566,35 @@ def test_a_judge_that_raises_fails_the_run_and_changes_nothing(make_app: MakeApp
     assert stored is not None and stored.status is RunStatus.FAILED
     assert "the run failed; see the server log" in summary["notes"]
     assert row(app, old).live and row(app, new).live and disputes(app) == []
+
+
+def test_two_owners_memories_never_pair(make_app: MakeApp, alice: Caller, bob: Caller) -> None:
+    judge = judge_by_pair()
+    app = make_app(judge_factory=factory(judge))
+    write(app, alice, GREEN)
+    write(app, bob, BLUE)
+    _, for_alice = cycle(app, "alice")
+    _, for_bob = cycle(app, "bob")
+    assert judge.requests == []
+    assert (for_alice["subjects"], for_alice["pairs_considered"]) == (1, 0)
+    assert (for_bob["subjects"], for_bob["pairs_considered"]) == (1, 0)
+
+
+def test_every_judgement_is_asked_for_the_owner_under_review_within_the_run(
+    make_app: MakeApp, alice: Caller, bob: Caller
+) -> None:
+    judge = judge_by_pair()
+    calls: list[tuple[str, str | None]] = []
+
+    def judges(owner: str, run_id: str | None) -> FakeJudge:
+        calls.append((owner, run_id))
+        return judge
+
+    app = make_app(judge_factory=judges)
+    two(app, bob)
+    run, _ = cycle(app, "bob")
+    assert calls and set(calls) == {("bob", run.id)}
+    calls.clear()
+    _, new = two(app, bob, TOPICS[1])
+    scan_written(app, row(app, new))
+    assert set(calls) == {("bob", None)}
