@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from zero_memory.hygiene.filters import Skip, screen
 from zero_memory.store.base import Judgement, Tx
 
 
-def stored_pair(app: App, caller: Caller, **fields: object) -> Candidate:
+def stored_pair(app: App, caller: Caller, **fields: Any) -> Candidate:
     old = write(app, caller, "The staging database is green", **fields)
     new = write(app, caller, "The staging database is blue", **fields)
     return Candidate.of(row(app, old.id), row(app, new.id), 0.76)

@@ -24,7 +24,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import DisputeStatus, pair_key
 from zero_memory.hygiene.cycle import on_write, scan_written
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.judge.base import FailureKind
+from zero_memory.judge.base import FailureKind, PairRequest
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
 
 MakeApp = Callable[..., App]
@@ -79,7 +79,8 @@ def test_every_routing_outcome_lands_end_to_end(make_app: MakeApp, alice: Caller
         scan_written(app, row(app, new))
         run_id = None
     assert asked(judge) == [pair(GREEN, BLUE)]
-    verdict, confidence = answer  # type: ignore[misc]
+    assert isinstance(answer, tuple)
+    verdict, confidence = answer
     model = "fake-fast" if any(provisional) else "fake-strong"
     actor = "hygiene.scan" if trigger == "cycle" else "hygiene.write"
     with app.store.tx() as tx:
@@ -90,7 +91,7 @@ def test_every_routing_outcome_lands_end_to_end(make_app: MakeApp, alice: Caller
     action = expected[0]
     if action in ("nothing", "link"):
         assert row(app, old).live and row(app, new).live
-        assert dispute_of(app, old, new) is None
+        assert disputes(app, status=None) == []
         assert link_types(app, old, new) == ({"relates_to"} if action == "link" else set())
         linked = [e for e in audit(app, old) if e.action == "hygiene.link"]
         if action == "link":
@@ -108,7 +109,7 @@ def test_every_routing_outcome_lands_end_to_end(make_app: MakeApp, alice: Caller
         assert gone.superseded_by == winner
         assert row(app, winner).live
         assert any(lk.type == "supersedes" and (lk.src, lk.dst) == (winner, loser) for lk in links(app, loser))
-        assert dispute_of(app, old, new) is None
+        assert disputes(app, status=None) == []
         (entry,) = [e for e in audit(app, loser) if e.action == "hygiene.auto_resolve"]
         assert entry.actor == actor and entry.run_id == run_id and entry.memory_ids == [winner, loser]
         assert {k: entry.payload[k] for k in ("verdict", "confidence", "rationale", "model", "reason")} == {
@@ -121,8 +122,7 @@ def test_every_routing_outcome_lands_end_to_end(make_app: MakeApp, alice: Caller
         if trigger == "cycle":
             assert summary["auto_resolved"] == 1
     else:
-        queued = dispute_of(app, old, new)
-        assert queued is not None and queued.pending
+        (queued,) = disputes(app, status=DisputeStatus.PENDING)
         assert (queued.verdict, queued.direction) == (expected[1], expected[2])
         assert (queued.memory_a, queued.memory_b) == (old, new)
         assert (queued.confidence, queued.rationale, queued.model) == (confidence, "fake judge", model)
@@ -151,6 +151,7 @@ def test_the_judge_sees_kind_and_verbatim_content_but_never_a_scope(make_app: Ma
     two(app, alice, kinds=("gotcha", "fact"))
     cycle(app)
     (request,) = judge.requests
+    assert isinstance(request, PairRequest)
     assert (request.a.kind, request.a.content) == ("gotcha", GREEN)
     assert (request.b.kind, request.b.content) == ("fact", BLUE)
     assert set(asdict(request.a)) == {"kind", "age_days", "content"}
