@@ -45,5 +45,5 @@ def choice(form: Mapping[str, Any]) -> Choice:
     fields: dict[str, Any] = {name: form[name] for name in CHOICE_TEXT_FIELDS if isinstance(form.get(name), str)}
     fields.update({name: True for name in CHOICE_FLAGS if flag(form, name)})
     if "merge" in fields:
-        fields["merge"] = fields["merge"].replace("\r\n", "\n")
+        fields["merge"] = fields["merge"].replace("\r\n", "\n").strip()
     return Choice(**fields)

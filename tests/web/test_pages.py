@@ -1,0 +1,196 @@
+"""The pages and forms over HTTP, in process: what each shows and what each post changes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.web.conftest import log_in
+from tests.web.helpers import Seeder, csrf_of, unique
+from zero_memory.bootstrap import App
+from zero_memory.domain.memory import Rank
+from zero_memory.domain.records import DisputeStatus
+
+
+@pytest.fixture
+def seed(app: App) -> Seeder:
+    return Seeder(app)
+
+
+def post(client: TestClient, path: str, **fields: str) -> tuple[int, str]:
+    """Post a form from the queue page's session; (status, where it redirects)."""
+    csrf = csrf_of(client.get("/queue").text)
+    answer = client.post(path, data={"csrf_token": csrf, **fields})
+    return answer.status_code, answer.headers.get("location", answer.text)
+
+
+def flash_after(client: TestClient, location: str) -> str:
+    found = re.search(r'<p class="flash" role="status">(.*?)</p>', client.get(location).text, re.S)
+    assert found, "no flash message"
+    return found.group(1)
+
+
+def test_the_queue_shows_a_pair_side_by_side_with_its_judgement(alice_web: TestClient, seed: Seeder) -> None:
+    dispute, a, b = seed.pair("alice", unique("Staging listens on 5433"), unique("Staging listens on 5432"),
+                              rationale="One of them is out of date.", confidence=0.81)
+    page = alice_web.get("/queue").text
+    card = page[page.index(f'id="{dispute}"'):]
+    card = card[: card.index("</article>")]
+    assert card.index(a) < card.index(b)
+    assert "Contradiction" in card and "81% confidence" in card and "One of them is out of date." in card
+    assert "agent · claude-code" in card and "agent · cursor" in card and "user.alice" in card
+    assert f'name="winner" value="{a}"' in card and f'name="forget" value="{b}"' in card
+    assert '<textarea id="merge-' in card
+    assert re.search(r'Review queue <span class="count" aria-label="(\d+) pending">', page)
+
+
+@pytest.mark.parametrize(
+    ("field", "side", "live_a", "live_b"),
+    [("keep_both", None, True, True), ("winner", "a", True, False), ("winner", "b", False, True),
+     ("forget", "a", False, True), ("forget", "b", True, False)],
+)
+def test_each_pair_action_settles_the_row(
+    alice_web: TestClient, seed: Seeder, field: str, side: str | None, live_a: bool, live_b: bool
+) -> None:
+    dispute, a, b = seed.pair("alice", unique("Deploys happen on Tuesday"), unique("Deploys happen on Thursday"))
+    value = "1" if side is None else {"a": a, "b": b}[side]
+    back = "/queue?verdict=contradiction"
+    status, location = post(alice_web, f"/queue/{dispute}/resolve", **{field: value}, next=back)
+    assert status == 303 and location == back
+    assert flash_after(alice_web, location)
+    assert (seed.get(a).live, seed.get(b).live) == (live_a, live_b)
+    assert seed.dispute(dispute).status is DisputeStatus.RESOLVED
+
+
+def test_merging_stores_a_human_rank_two_memory_superseding_both(alice_web: TestClient, seed: Seeder) -> None:
+    dispute, a, b = seed.pair("alice", unique("CI runs on Ubuntu 22.04"), unique("CI moved to Ubuntu 24.04"),
+                              verdict="b_supersedes_a")
+    text = unique("CI runs on Ubuntu 24.04 since March")
+    status, location = post(alice_web, f"/queue/{dispute}/resolve", merge=text + "\r\n")
+    assert status == 303 and location.startswith("/memories/mem_")
+    merged = seed.get(location.removeprefix("/memories/"))
+    assert merged.content == text and merged.rank is Rank.HUMAN
+    assert (merged.author_kind.value, merged.agent_name) == ("human", "dashboard")
+    assert not seed.get(a).live and not seed.get(b).live
+    page = alice_web.get(location).text
+    history = page[page.index("Version history"):page.index("Audit trail")]
+    assert a in history and b in history
+    assert "human · dashboard" in page
+
+
+def test_a_single_subject_dispute_is_upheld_or_retired(alice_web: TestClient, seed: Seeder) -> None:
+    upheld, kept = seed.challenged("alice", unique("The VPN needs the 2FA app"))
+    retired, gone = seed.challenged("alice", unique("The VPN needs a hardware key"))
+    page = alice_web.get("/queue?verdict=challenged").text
+    assert "Uphold" in page and "Retire" in page and "The port changed last week." in page
+    assert post(alice_web, f"/queue/{upheld}/resolve", keep_both="1")[0] == 303
+    assert post(alice_web, f"/queue/{retired}/resolve", retire="1")[0] == 303
+    assert seed.get(kept).live and not seed.get(gone).live
+
+
+def test_settling_a_settled_row_is_a_conflict_and_a_bad_choice_is_invalid(alice_web: TestClient, seed: Seeder) -> None:
+    dispute, a, _ = seed.pair("alice", unique("Logs go to Loki"), unique("Logs go to Elasticsearch"))
+    assert post(alice_web, f"/queue/{dispute}/resolve", keep_both="1")[0] == 303
+    status, body = post(alice_web, f"/queue/{dispute}/resolve", winner=a)
+    assert status == 409 and "already_resolved" in body
+    assert post(alice_web, f"/queue/{dispute}/resolve")[0] == 400
+    assert post(alice_web, f"/queue/{dispute}/resolve", keep_both="1", forget=a)[0] == 400
+
+
+def test_filters_narrow_the_queue_by_verdict_and_origin(alice_web: TestClient, seed: Seeder) -> None:
+    dup, _, _ = seed.pair("alice", unique("Redis is on 6379"), unique("Redis runs on 6379"), verdict="duplicate")
+    retro, _, _ = seed.pair("alice", unique("Node 18 in CI"), unique("Node 20 in CI"), origin="retro")
+    by_verdict = alice_web.get("/queue?verdict=duplicate").text
+    assert dup in by_verdict and retro not in by_verdict
+    by_origin = alice_web.get("/queue?origin=retro").text
+    assert retro in by_origin and dup not in by_origin
+
+
+def test_memories_search_every_visible_scope_and_label_each_card(alice_web: TestClient, seed: Seeder) -> None:
+    scope = seed.project("bob", "atlas", members=("alice",))
+    marker = unique("zebrafish")
+    shared = seed.memory("bob", f"Atlas deploys with {marker}", scope=scope, kind="convention")
+    own = seed.memory("alice", f"My note on {marker}", kind="gotcha")
+    private = seed.memory("bob", f"Bob's own {marker}")
+    page = alice_web.get(f"/memories?q={marker.split()[0]}").text
+    assert shared in page and own in page and private not in page
+    assert scope in page and "convention" in page and "gotcha" in page and "agent · claude-code" in page
+
+
+def test_an_invalidated_memory_is_listed_by_lifecycle_and_restored(alice_web: TestClient, seed: Seeder) -> None:
+    gone = seed.invalidated("alice", unique("The cache TTL is 5 minutes"))
+    assert gone not in alice_web.get("/memories").text
+    assert gone in alice_web.get("/memories?lifecycle=invalidated").text
+    assert gone in alice_web.get("/memories?lifecycle=all&q=cache+TTL").text
+    page = alice_web.get(f"/memories/{gone}").text
+    assert "Restore" in page and "forgotten" in page
+    status, location = post(alice_web, f"/memories/{gone}/restore")
+    assert (status, location) == (303, f"/memories/{gone}")
+    assert seed.get(gone).live
+    assert "Restored" in flash_after(alice_web, location)
+
+
+def test_a_bad_lifecycle_or_limit_is_a_400_page(alice_web: TestClient) -> None:
+    for path in ("/memories?lifecycle=deleted", "/memories?limit=0", "/memories?limit=ten"):
+        answer = alice_web.get(path)
+        assert answer.status_code == 400 and "validation_failed" in answer.text, path
+
+
+def test_memory_text_is_escaped_everywhere_it_appears(alice_web: TestClient, seed: Seeder) -> None:
+    evil = unique('<script>alert("x")</script><img src=x onerror=alert(1)>')
+    dispute, a, _ = seed.pair("alice", evil, unique("A harmless neighbour"))
+    for path in ("/queue", f"/queue/{dispute}", f"/memories/{a}", "/memories?lifecycle=all"):
+        page = alice_web.get(path).text
+        assert "<script>alert" not in page and "<img src=x" not in page, path
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page, path
+
+
+def test_portability_proposals_are_approved_or_dismissed(alice_web: TestClient, seed: Seeder) -> None:
+    scope = seed.project("alice", "tools")
+    moved = seed.memory("alice", unique("ripgrep respects .gitignore by default"), scope=scope)
+    stays = seed.memory("alice", unique("This repo pins ripgrep 13"), scope=scope)
+    approve = seed.proposal("alice", moved, rationale="True of ripgrep everywhere.")
+    dismiss = seed.proposal("alice", stays)
+    page = alice_web.get("/portability").text
+    assert "True of ripgrep everywhere." in page and "86% confidence" in page
+    assert post(alice_web, f"/portability/{approve}", decision="approve") == (303, "/portability")
+    assert post(alice_web, f"/portability/{dismiss}", decision="dismiss") == (303, "/portability")
+    assert seed.get(moved).scope == "user.alice.core" and seed.get(stays).scope == scope
+    assert post(alice_web, f"/portability/{dismiss}", decision="approve")[0] == 409
+    assert post(alice_web, f"/portability/{dismiss}", decision="maybe")[0] == 400
+
+
+def test_the_scan_button_starts_a_run_whose_page_shows_its_summary(alice_web: TestClient, app: App) -> None:
+    status, location = post(alice_web, "/runs", rejudge="1")
+    assert status == 303 and location.startswith("/runs/run_")
+    app.wait_idle()
+    page = alice_web.get(location).text
+    assert "completed" in page and "rejudge skipped" in page
+    assert location.removeprefix("/runs/") in alice_web.get("/runs").text
+
+
+def test_another_users_run_is_not_found(web: TestClient, app: App) -> None:
+    log_in(web, app, "bob")
+    status, location = post(web, "/runs")
+    assert status == 303
+    app.wait_idle()
+    web.post("/logout", data={"csrf_token": csrf_of(web.get("/queue").text)})
+    log_in(web, app, "alice")
+    assert web.get(location).status_code == 404
+    assert post(web, f"{location}/undo")[0] == 404
+
+
+def test_insights_draw_each_chart_with_its_numbers(alice_web: TestClient, seed: Seeder) -> None:
+    seed.pair("alice", unique("Python 3.11 in CI"), unique("Python 3.12 in CI"), verdict="a_supersedes_b")
+    page = alice_web.get("/insights").text
+    assert page.count('<svg class="chart"') == 6
+    inflow = page[page.index("Queue inflow"):page.index("Automatic actions")]
+    assert re.search(r'<th scope="row">supersedes</th><td>\d+</td>', inflow)
+    assert "<script" not in page.split("</head>")[1]
+
+
+def test_unknown_pages_render_the_error_page(alice_web: TestClient) -> None:
+    answer = alice_web.get("/nowhere")
+    assert answer.status_code == 404 and "There is no such page." in answer.text and "Review queue" in answer.text
