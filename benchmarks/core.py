@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import memories, queries  # noqa: E402
+from corpus import memories, queries
 
 REMEMBER_SAMPLES = 200
 RECALL_SAMPLES = 300
@@ -32,7 +32,7 @@ RECALL_SAMPLES = 300
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def run_size(size: int, database_url: str | None, out: Any) -> None:

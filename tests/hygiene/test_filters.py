@@ -172,24 +172,12 @@ def test_an_import_into_a_project_scope_is_pinned_by_the_scope() -> None:
     assert project_identity(imported) == ("scope", "proj.alice.web")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: project_identity takes the first project path that holds the directory (projects in scope "
-    "order), not the deepest; resolve_hint picks the deepest, so an import from /work/web/src resolves to the "
-    "/work monorepo project and is skipped against memories of the /work/web project it belongs to",
-)
 def test_an_import_resolves_to_the_deepest_project_that_holds_its_directory() -> None:
     paths = {"/work": "proj.alice.mono", "/work/web": "proj.alice.web"}
     imported = memory("m1", source={"imported_from": "/work/web/src"})
     assert project_identity(imported, paths) == ("scope", "proj.alice.web")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: filters.project_paths maps path -> scope across every owner, so when alice and bob both "
-    "have a project at /work/web the later scope (proj.bob.web) wins; alice's import from /work/web then "
-    "resolves to bob's project and her pair (import, proj.alice.web memory) is skipped as cross-project",
-)
 def test_an_import_resolves_to_its_owner_s_project_when_another_owner_has_one_at_the_same_path(
     app: App, alice: Caller
 ) -> None:
@@ -200,7 +188,7 @@ def test_an_import_resolves_to_its_owner_s_project_when_another_owner_has_one_at
     imported = write(app, alice, "The staging database is blue", source={"imported_from": "/work/web"})
     candidate = Candidate.of(row(app, in_project.id), row(app, imported.id), 0.76)
     with app.store.tx() as tx:
-        paths = filters.project_paths(tx)
+        paths = filters.project_paths(tx, "alice")
         assert project_identity(candidate.b, paths) == ("scope", "proj.alice.web")
         assert screen(tx, candidate, "m", paths) is None
 
@@ -210,7 +198,7 @@ def test_project_paths_map_a_project_s_repository_to_its_scope(app: App) -> None
         create_project(tx, "alice", "web", path="/work/web")
         create_project(tx, "alice", "notes")  # no path: nothing to map
     with app.store.tx() as tx:
-        assert filters.project_paths(tx) == {"/work/web": "proj.alice.web"}
+        assert filters.project_paths(tx, "alice") == {"/work/web": "proj.alice.web"}
 
 
 # -- screen: the first filter that drops the pair ------------------------------------------
@@ -260,20 +248,13 @@ def test_screen_reports_the_first_filter_in_the_spec_s_order(
             if name in steps:
                 steps[name](tx, pair)
     with app.store.tx() as tx:
-        assert screen(tx, pair, "judge-v1", filters.project_paths(tx)) is expected
+        assert screen(tx, pair, "judge-v1", filters.project_paths(tx, "alice")) is expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: remember's similar_existing (and same-session refinement) call different_projects without the "
-    "project paths, so an import from inside a project's directory is pinned to its directory there but to "
-    "the project in the sweep: the sweep judges the pair as one project while remember hides the neighbour "
-    "as another project's (§1: one predicate everywhere a pair can form)",
-)
 def test_remember_and_the_sweep_agree_on_an_import_from_inside_a_project(app: App, alice: Caller) -> None:
     in_project = write(app, alice, "The staging database is green", project_hint="/work/web")
     imported = write(app, alice, "The staging database is blue", source={"imported_from": "/work/web/docs"})
     with app.store.tx() as tx:
         pair = Candidate.of(row(app, in_project.id), row(app, imported.id), 0.76)
-        assert screen(tx, pair, "m", filters.project_paths(tx)) is None  # the sweep: one project
+        assert screen(tx, pair, "m", filters.project_paths(tx, "alice")) is None  # the sweep: one project
     assert in_project.id in [s.id for s in imported.similar_existing]

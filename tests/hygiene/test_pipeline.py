@@ -260,13 +260,6 @@ def test_a_side_invalidated_by_a_declared_supersede_is_not_judged(make_app: Make
     assert asked(judge) == [] and summary["judged"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: scan_pairs screens each pair against the Memory snapshots taken when the candidates were "
-    "listed, so a memory invalidated earlier in the same run still goes to the judge with its other "
-    "neighbours (a paid call, counted in 'judged'), against §1 'before any judge call, drop the pair when "
-    "either side is not live'; act() only notices afterwards and reports skipped_dead",
-)
 def test_a_memory_invalidated_earlier_in_a_run_is_not_judged_again_in_that_run(
     make_app: MakeApp, alice: Caller
 ) -> None:

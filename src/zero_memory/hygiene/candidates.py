@@ -11,9 +11,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import pair_key
 from zero_memory.store.base import Tx
+
+BATCH = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +46,33 @@ def neighbours(tx: Tx, subject: Memory, *, floor: float, limit: int) -> list[Can
 
 
 def pairs(tx: Tx, subjects: Iterable[Memory], *, floor: float, limit: int) -> Iterator[Candidate]:
-    """Candidate pairs of many subjects, each pair once."""
+    """Candidate pairs of many subjects, each pair once; subjects are searched in batches."""
     seen: set[str] = set()
+    batch: list[Memory] = []
     for subject in subjects:
-        for candidate in neighbours(tx, subject, floor=floor, limit=limit):
-            if candidate.key not in seen:
-                seen.add(candidate.key)
-                yield candidate
+        batch.append(subject)
+        if len(batch) == BATCH:
+            yield from _batch_pairs(tx, batch, floor, limit, seen)
+            batch = []
+    if batch:
+        yield from _batch_pairs(tx, batch, floor, limit, seen)
+
+
+def _batch_pairs(tx: Tx, batch: list[Memory], floor: float, limit: int, seen: set[str]) -> Iterator[Candidate]:
+    vectors = tx.memory_vectors([m.id for m in batch])
+    by_owner: dict[str, list[Memory]] = {}
+    for subject in batch:
+        if subject.id in vectors:
+            by_owner.setdefault(subject.owner, []).append(subject)
+    for owner, subjects in by_owner.items():
+        matrix = np.stack([vectors[m.id] for m in subjects])
+        found = tx.similar_many(matrix, floor=floor, limit=limit, owner=owner, excludes=[[m.id] for m in subjects])
+        for subject, hits in zip(subjects, found, strict=True):
+            for hit in hits:
+                candidate = Candidate.of(subject, hit.memory, hit.similarity)
+                if candidate.key not in seen:
+                    seen.add(candidate.key)
+                    yield candidate
 
 
 def recent_subjects(tx: Tx, owner: str, since: datetime) -> list[Memory]:

@@ -30,7 +30,8 @@ def project_identity(memory: Memory, project_paths: Mapping[str, str] | None = N
     if not imported_from:
         return None
     directory = str(imported_from).rstrip(os.sep) or os.sep
-    for path, scope in (project_paths or {}).items():
+    # The deepest project holding the directory, as a path hint would resolve it.
+    for path, scope in sorted((project_paths or {}).items(), key=lambda item: -len(item[0])):
         if directory == path or directory.startswith(path.rstrip(os.sep) + os.sep):
             return ("scope", scope)
     return ("dir", directory)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from zero_memory import errors
 from zero_memory.bootstrap import App
 from zero_memory.domain.memory import Rank
 from zero_memory.hygiene import filters
@@ -18,10 +19,20 @@ from zero_memory.hygiene.apply import Context, act
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Gates, PairFacts, Side, decide
 from zero_memory.hygiene.runs import Tally
-from zero_memory.judge.base import Judge, Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.base import (
+    FailureKind,
+    Judge,
+    Judged,
+    JudgedMemory,
+    JudgeFailure,
+    JudgeRequest,
+    PairRequest,
+    Purpose,
+    Usage,
+)
 from zero_memory.judge.none_provider import NoneJudge
 from zero_memory.judge.verdict import Verdict
-from zero_memory.store.base import Judgement
+from zero_memory.store.base import SYSTEM, Judgement
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +45,32 @@ class ScanOptions:
     max_new_rows: int | None = None
 
 
+class UnavailableJudge:
+    """Stands in when an owner's judge cannot be built (e.g. a stored key no longer decrypts).
+
+    Every request fails closed, so the owner's pairs are simply tried again on a later run.
+    """
+
+    provider = "unavailable"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def model_for(self, request: JudgeRequest) -> str:
+        return "unavailable"
+
+    def judge(self, request: JudgeRequest) -> JudgeFailure:
+        return JudgeFailure(FailureKind.UNAVAILABLE, self.reason, Usage(model="unavailable"))
+
+
 def judge_for(app: App, owner: str, run_id: str | None) -> Judge:
     """The judge acting for an owner (their key, their ledger); offer mode without a factory."""
     if app.judge_factory is None:
         return NoneJudge()
-    judge: Judge = app.judge_factory(owner, run_id)
+    try:
+        judge: Judge = app.judge_factory(owner, run_id)
+    except errors.ZMError as error:
+        return UnavailableJudge(str(error))
     return judge
 
 
@@ -71,7 +103,7 @@ def scan_pairs(
     actor = f"hygiene.{options.origin}"
     new_rows = 0
     with app.store.tx() as tx:
-        paths = filters.project_paths(tx)
+        paths = filters.project_paths(tx, owner)
     for pair in pairs:
         tally.add("pairs_considered")
         now = app.clock()
@@ -83,7 +115,13 @@ def scan_pairs(
         )
         model = None if offer else judge.model_for(request)
         with app.store.tx() as tx:
-            skip = filters.screen(tx, pair, model, paths)
+            # Screen the pair as it is now: an earlier action of this run may have retired a side.
+            current = tx.get_memories([pair.a.id, pair.b.id], SYSTEM)
+            if len(current) == 2:
+                pair = Candidate(current[pair.a.id], current[pair.b.id], pair.similarity)
+                skip = filters.screen(tx, pair, model, paths)
+            else:
+                skip = filters.Skip.DEAD
         if skip is not None:
             tally.add(skip.value)
             continue

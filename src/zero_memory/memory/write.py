@@ -33,6 +33,7 @@ from zero_memory.domain.memory import (
 )
 from zero_memory.domain.records import Link, Visibility
 from zero_memory.hygiene.cross_project import different_projects
+from zero_memory.hygiene.filters import project_paths
 from zero_memory.ids import memory_id, new_id
 from zero_memory.memory import gate
 from zero_memory.memory.models import (
@@ -233,7 +234,11 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         declared_any = any(link.type == "supersedes" for link in req.links)
         similar: list[SimilarMemory] = []
         if not declared_any:
-            superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now)
+            # The cross-project predicate sees exactly what the sweep sees.
+            paths = project_paths(tx, caller.uid)
+            superseded += _refine_same_session(
+                tx, caller, incoming, vector, config.same_session_similarity, now, paths
+            )
             similar = _similar_existing(
                 tx,
                 vis,
@@ -243,6 +248,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
                 config.similar_existing_similarity,
                 config.similar_existing_limit,
                 now,
+                paths,
             )
     for callback in app.after_write:
         callback(incoming)
@@ -350,7 +356,7 @@ def retire(
 
 
 def _refine_same_session(
-    tx: Tx, caller: Caller, new: Memory, vector: np.ndarray, floor: float, now: datetime
+    tx: Tx, caller: Caller, new: Memory, vector: np.ndarray, floor: float, now: datetime, paths: dict[str, str]
 ) -> list[str]:
     """Two authoritative writes of one session, nearly identical: the newer supersedes the older."""
     keys = new.session_keys
@@ -359,7 +365,7 @@ def _refine_same_session(
     refined = []
     for neighbour in tx.similar(vector, floor=floor, limit=5, owner=new.owner, exclude=[new.id]):
         old = neighbour.memory
-        if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new):
+        if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue
         retire(
             tx,
@@ -384,9 +390,10 @@ def _similar_existing(
     floor: float,
     limit: int,
     now: datetime,
+    paths: dict[str, str],
 ) -> list[SimilarMemory]:
     neighbours = tx.similar(vector, floor=floor, limit=limit + 10, owner=new.owner, exclude=[new.id, *exclude])
-    kept = [n for n in neighbours if vis.can_read(n.memory.scope) and not different_projects(n.memory, new)]
+    kept = [n for n in neighbours if vis.can_read(n.memory.scope) and not different_projects(n.memory, new, paths)]
     return [similar_view(n.memory, n.similarity, now) for n in kept[:limit]]
 
 

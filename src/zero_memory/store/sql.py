@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +41,82 @@ MEMORY_COLUMNS = (
     "id, owner, scope, kind, content, content_hash, author_kind, agent_name, rank, source, "
     "created_at, updated_at, status, superseded_by, invalidated_reason, original_scope, session_key"
 )
+
+
+
+@dataclass(frozen=True, slots=True)
+class CopiedTable:
+    """A table a whole-installation copy moves: its paging key and the columns both schemas share."""
+
+    name: str
+    key: tuple[str, ...]
+    columns: tuple[str, ...]
+
+
+def _table(name: str, key: str, columns: str) -> CopiedTable:
+    return CopiedTable(name, tuple(key.split(", ")), tuple(columns.split(", ")))
+
+
+# Every table of an installation, parents before children (the foreign keys),
+# for ``zm db copy``; the only table names copy_rows, insert_rows and count_rows
+# accept. Left out on purpose: schema_migrations (each store migrates itself),
+# SQLite's locks, counters, rev column and FTS tables (the triggers rebuild
+# them as rows arrive), PostgreSQL's generated content_tsv.
+COPY_TABLES: dict[str, CopiedTable] = {
+    t.name: t
+    for t in (
+        _table("users", "id", "id, display_name, created_at, is_local"),
+        _table("tokens", "id", "id, user_id, token_hash, created_at, revoked_at"),
+        _table("provider_keys", "user_id, provider", "user_id, provider, ciphertext, updated_at"),
+        _table("projects", "scope", "scope, owner, kind, slug, path, remote, created_at"),
+        _table("memberships", "scope, user_id", "scope, user_id, role, created_at"),
+        _table("sessions", "owner, session_id", "owner, session_id, attached_scope, created_at"),
+        _table("memories", "seq", f"seq, {MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim"),
+        _table("links", "id", "id, src, dst, type, created_at, created_by, run_id, removed_at"),
+        _table("audit", "seq", "seq, at, actor, action, owner, memory_ids, payload, run_id"),
+        _table("audit_memories", "memory_id, audit_seq", "audit_seq, memory_id"),
+        _table(
+            "disputes",
+            "id",
+            "id, owner, shape, verdict, direction, confidence, rationale, model, origin, status, memory_a, "
+            "memory_b, pair_key, reason, run_id, created_at, resolved_at, resolved_by, resolution",
+        ),
+        _table("judgements", "pair_key, model", "pair_key, model, verdict, confidence, rationale, created_at"),
+        _table(
+            "runs",
+            "id",
+            "id, owner, kind, status, dry_run, started_by, started_at, finished_at, heartbeat_at, summary",
+        ),
+        _table(
+            "usage_ledger",
+            "seq",
+            "seq, at, owner, model, purpose, input_tokens, output_tokens, latency_ms, outcome, run_id",
+        ),
+        _table("usage_events", "seq", "seq, at, user_id, tool, client, outcome, declared_supersede"),
+        _table("surfacings", "seq", "seq, at, memory_id, user_id"),
+        _table("rescan_guards", "memory_id, model", "memory_id, model, created_at, outcome"),
+        _table(
+            "portability_candidates",
+            "id",
+            "id, memory_id, owner, status, confidence, rationale, model, original_scope, run_id, created_at, "
+            "resolved_at, resolved_by",
+        ),
+    )
+}
+
+# Tables whose ``seq`` the database generates: a copy keeps the source's values.
+SEQUENCED_TABLES = tuple(name for name, t in COPY_TABLES.items() if "seq" in t.columns)
+
+# Bound parameters per INSERT of copied rows, under SQLite's historical limit of 999.
+MAX_INSERT_PARAMS = 900
+
+
+def copied_table(name: str) -> CopiedTable:
+    """The whitelisted table of that name; any other name is refused before it reaches SQL."""
+    table = COPY_TABLES.get(name)
+    if table is None:
+        raise ValueError(f"not a copied table: {name[:60]!r}")
+    return table
 
 
 def marks(n: int) -> str:
@@ -198,6 +275,15 @@ class SqlTx:
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
         raise NotImplementedError
+
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]:
+        """Neighbours of several vectors; adapters with a faster batched search override it."""
+        return [
+            self.similar(vector, floor=floor, limit=limit, owner=owner, exclude=exclude)
+            for vector, exclude in zip(vectors, excludes, strict=True)
+        ]
 
     # -- users, tokens, keys -------------------------------------------------
 
@@ -408,6 +494,17 @@ class SqlTx:
         if not rows or rows[0]["embedding"] is None:
             return None
         return self._vector_from_value(rows[0]["embedding"])
+
+    def memory_vectors(self, memory_ids: Collection[str]) -> dict[str, np.ndarray]:
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
+            for row in rows:
+                if row["embedding"] is not None:
+                    found[row["id"]] = self._vector_from_value(row["embedding"])
+        return found
 
     def update_embedding(self, memory_id: str, vector: np.ndarray, model: str) -> None:
         self._exec(
@@ -933,6 +1030,67 @@ class SqlTx:
             [to_text(since), *ids],
         )
         return {r["memory_id"]: int(r["n"]) for r in rows}
+
+
+    # -- whole-table copies (zm db copy) -------------------------------------------------------------
+
+    def copy_rows(self, table: str, after: Sequence[Any] | None, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` whole rows in key order, after the row whose key is ``after`` (None: from the start).
+
+        Values come back as stored (ISO text, JSON text, 0/1), except ``embedding``:
+        a float32 array (or None) whichever backend it came from.
+        """
+        spec = copied_table(table)
+        key = ", ".join(spec.key)
+        where, params = "", []
+        if after is not None:
+            where = f"WHERE ({key}) > ({marks(len(spec.key))})"
+            params = list(after)
+        rows = self._query(
+            f"SELECT {', '.join(spec.columns)} FROM {spec.name} {where} ORDER BY {key} LIMIT ?", [*params, limit]
+        )
+        if "embedding" in spec.columns:
+            for row in rows:
+                if row["embedding"] is not None:
+                    row["embedding"] = self._vector_from_value(row["embedding"])
+        return rows
+
+    def insert_rows(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert rows as ``copy_rows`` returned them, every column as given (``seq`` included)."""
+        spec = copied_table(table)
+        if not rows:
+            return
+        columns = ", ".join(spec.columns)
+        one = f"({marks(len(spec.columns))})"
+        per_statement = max(1, MAX_INSERT_PARAMS // len(spec.columns))
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            params: list[Any] = []
+            for row in chunk:
+                for column in spec.columns:
+                    value = row[column]
+                    if column == "embedding" and value is not None:
+                        value = self._embedding_param(np.asarray(value, dtype=np.float32))
+                    params.append(value)
+            self._exec(f"INSERT INTO {spec.name}({columns}) VALUES {', '.join([one] * len(chunk))}", params)
+
+    def count_rows(self, table: str) -> int:
+        spec = copied_table(table)
+        return int(self._query(f"SELECT count(*) AS n FROM {spec.name}")[0]["n"])
+
+    def restart_sequences(self) -> None:
+        """After rows came in with their own ``seq``, make the next generated one follow the largest.
+
+        SQLite's INTEGER PRIMARY KEY does so by itself; a PostgreSQL identity
+        column keeps its own counter, which inserted values do not move.
+        """
+        if getattr(getattr(self, "store", None), "backend", None) != "postgres":
+            return
+        for name in SEQUENCED_TABLES:
+            self._query(
+                f"SELECT setval(pg_get_serial_sequence('{name}', 'seq'), coalesce(max(seq), 0) + 1, false) "
+                f"FROM {name}"
+            )
 
 
 def _portability(row: dict[str, Any]) -> PortabilityCandidate:

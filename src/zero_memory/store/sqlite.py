@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from zero_memory.clock import to_text, utcnow
+from zero_memory.domain.memory import Memory
 from zero_memory.store import migrations
 from zero_memory.store.base import SYSTEM, Neighbour
 from zero_memory.store.sql import SqlTx, marks
@@ -75,14 +76,16 @@ class SQLiteTx(SqlTx):
         if not hits:
             return []
         found = self.get_memories([memory_id for memory_id, _ in hits], SYSTEM)
-        neighbours = [
-            Neighbour(found[memory_id], similarity)
-            for memory_id, similarity in hits
-            if memory_id in found and found[memory_id].live
-        ]
-        # Equal similarities come in id order, as on PostgreSQL, not in index order.
-        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
-        return neighbours[:limit]
+        return _neighbours(hits, found, limit)
+
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]:
+        index = self.store.index
+        index.refresh(self._changed_rows)
+        batches = index.search_many(vectors, floor=floor, limit=limit + 8, owner=owner, excludes=excludes)
+        found = self.get_memories({memory_id for hits in batches for memory_id, _ in hits}, SYSTEM)
+        return [_neighbours(hits, found, limit) for hits in batches]
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
         words = self._selective(terms(query))
@@ -241,6 +244,14 @@ class SQLiteStore:
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _neighbours(hits: list[tuple[str, float]], found: dict[str, Memory], limit: int) -> list[Neighbour]:
+    """Index hits this transaction can see and that are live, most similar first."""
+    neighbours = [Neighbour(found[i], similarity) for i, similarity in hits if i in found and found[i].live]
+    # Equal similarities come in id order, as on PostgreSQL, not in index order.
+    neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
+    return neighbours[:limit]
 
 
 def _holder_is_dead(holder: str) -> bool:

@@ -115,6 +115,38 @@ class VectorIndex:
             grown[:capacity] = old
             setattr(self, name, grown)
 
+    def search_many(
+        self,
+        vectors: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        owner: str | None,
+        excludes: list[Collection[str]],
+    ) -> list[list[tuple[str, float]]]:
+        """Neighbours of many vectors with one matrix product (the sweep's subjects, batched)."""
+        with self.lock:
+            n = len(self._ids)
+            if n == 0 or limit <= 0 or len(vectors) == 0:
+                return [[] for _ in range(len(vectors))]
+            base = self._mask(n, None, owner)
+            if base is None:
+                return [[] for _ in range(len(vectors))]
+            sims = self._matrix[:n] @ np.asarray(vectors, dtype=np.float32).T
+            sims[~base] = -np.inf
+            k = min(limit, n)
+            results = []
+            for column, exclude in enumerate(excludes):
+                scores = sims[:, column]
+                for memory_id in exclude:
+                    pos = self._pos.get(memory_id)
+                    if pos is not None:
+                        scores[pos] = -np.inf
+                top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+                top = top[np.argsort(-scores[top], kind="stable")]
+                results.append([(self._ids[i], float(scores[i])) for i in top if scores[i] >= floor])
+            return results
+
     def search(
         self,
         vector: np.ndarray,
