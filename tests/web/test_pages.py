@@ -9,9 +9,11 @@ from starlette.testclient import TestClient
 
 from tests.web.conftest import log_in
 from tests.web.helpers import Seeder, csrf_of, unique
+from zero_memory.access.caller import Caller
 from zero_memory.bootstrap import App
 from zero_memory.domain.memory import Rank
 from zero_memory.domain.records import DisputeStatus
+from zero_memory.memory.lifecycle import forget
 
 
 @pytest.fixture
@@ -194,3 +196,18 @@ def test_insights_draw_each_chart_with_its_numbers(alice_web: TestClient, seed: 
 def test_unknown_pages_render_the_error_page(alice_web: TestClient) -> None:
     answer = alice_web.get("/nowhere")
     assert answer.status_code == 404 and "There is no such page." in answer.text and "Review queue" in answer.text
+
+
+def test_settled_rows_say_how_they_were_settled(alice_web: TestClient, seed: Seeder, app: App) -> None:
+    kept, a, _ = seed.pair("alice", unique("Docs live in Notion"), unique("Docs live in the repo"))
+    moot, gone, _ = seed.pair("alice", unique("Backups run at 02:00"), unique("Backups run at 03:00"))
+    post(alice_web, f"/queue/{kept}/resolve", winner=a)
+    forget(app, Caller("alice"), gone)
+    _, run_page = post(alice_web, "/runs")
+    app.wait_idle()
+    resolved = alice_web.get("/queue?status=resolved").text
+    assert f'Resolved: kept <a class="mono" href="/memories/{a}">' in resolved
+    dismissed = alice_web.get("/queue?status=dismissed").text
+    assert moot in dismissed and "Dismissed: a side was no longer live" in dismissed
+    run = alice_web.get(run_page).text
+    assert "queue.dismiss" in run and "dismissed stale" in run
