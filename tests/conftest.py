@@ -1,4 +1,4 @@
-"""Fixtures shared by every test folder: a real app on a real SQLite file, users, callers."""
+"""Fixtures shared by every test folder: a real app on a real SQLite file (or PostgreSQL), users, callers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.pg import fresh_pg_url, session_server
 from zero_memory.access import users
 from zero_memory.access.caller import Caller
 from zero_memory.bootstrap import App, build_app
@@ -26,11 +27,19 @@ def embedder() -> Embedder:
 
 @pytest.fixture
 def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]:
-    """Build an app on a fresh SQLite file; keyword arguments override ``ZM_*`` variables."""
+    """Build an app on a fresh SQLite file; ``environ`` overrides ``ZM_*`` variables, other keywords go to
+    ``build_app``. ``backend="postgres"`` puts it on a fresh PostgreSQL database instead (tests/pg.py)."""
     built: list[App] = []
+    databases: list[str] = []
 
-    def make(environ: dict[str, str] | None = None, **kwargs: Any) -> App:
-        env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice", **(environ or {})}
+    def make(environ: dict[str, str] | None = None, *, backend: str = "sqlite", **kwargs: Any) -> App:
+        env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice"}
+        if backend == "postgres":
+            databases.append(fresh_pg_url())
+            env["ZM_DATABASE_URL"] = databases[-1]
+        elif backend != "sqlite":
+            raise ValueError(f"backend: sqlite or postgres, not {backend!r}")
+        env.update(environ or {})
         kwargs.setdefault("embedder", embedder)
         app = build_app(Settings.from_environ(env), **kwargs)
         built.append(app)
@@ -42,6 +51,8 @@ def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]
     yield make
     for app in built:
         app.close()
+    for url in databases:
+        session_server().drop(url)
 
 
 @pytest.fixture
