@@ -201,6 +201,10 @@ def _create_or_fail(
     remote: str | None = None,
 ) -> HintResolution:
     scope = scopes.Scope(ScopeKind.PROJECT, vis.uid, slug).path
+    if not dry and tx.get_project(scope) is None:
+        # Calls naming one new project at once would each insert it (PostgreSQL): the later ones wait here,
+        # then find it below.
+        tx.serialize(f"project:{scope}")
     if tx.get_project(scope) is not None:
         # The caller already has a project of that name: the hint names it.
         return HintResolution(scope, created=False)
