@@ -98,10 +98,13 @@ def judge_says_duplicate(request: RecordedRequest) -> Reply:
 
 @contextmanager
 def start_site(home: Path, embedder: Embedder, people: tuple[str, ...] = ("alice", "bob", "carol"),
-               clock: Any = None) -> Iterator[Site]:
-    """``zm serve`` on a free port (the local user is alice), a fake judge, and a seeder on the same data."""
+               **seeding_options: Any) -> Iterator[Site]:
+    """``zm serve`` on a free port (the local user is alice), a fake judge, and a seeder on the same data.
+
+    ``seeding_options`` go to the seeder's ``build_app`` (a clock, a judge factory).
+    """
     env = {**base_env(home), "ZM_USER": "alice"}
-    seeding = build_app(Settings.from_environ(env), embedder=embedder, **({"clock": clock} if clock else {}))
+    seeding = build_app(Settings.from_environ(env), embedder=embedder, **seeding_options)
     with seeding.store.tx(write=True) as tx:
         for name in people:
             users.add_user(tx, name)

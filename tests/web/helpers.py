@@ -6,6 +6,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project, grant
@@ -66,16 +67,28 @@ class Seeder:
         a_text: str,
         b_text: str,
         *,
+        scope: str = "personal",
+        kind: str = "fact",
+        **judged: Any,
+    ) -> tuple[str, str, str]:
+        """A pending pair row over two new memories: (dispute id, A's id, B's id)."""
+        a = self.memory(uid, a_text, scope=scope, kind=kind)
+        b = self.memory(uid, b_text, scope=scope, kind=kind, client="cursor")
+        dispute = self.dispute(self.pair_of(uid, a, b, **judged))
+        return dispute.id, dispute.memory_a, dispute.memory_b or ""
+
+    def pair_of(
+        self,
+        uid: str,
+        a_id: str,
+        b_id: str,
+        *,
         verdict: str = "contradiction",
         confidence: float = 0.82,
         rationale: str = "They disagree about the same setting.",
         origin: str = "scan",
-        scope: str = "personal",
-        kind: str = "fact",
-    ) -> tuple[str, str, str]:
-        """A pending pair row over two new memories: (dispute id, A's id, B's id)."""
-        a = self.get(self.memory(uid, a_text, scope=scope, kind=kind))
-        b = self.get(self.memory(uid, b_text, scope=scope, kind=kind, client="cursor"))
+    ) -> str:
+        """Raise a pending pair row over two stored memories, as a hygiene pass would; its id."""
         queued = "supersedes" if verdict in ("a_supersedes_b", "b_supersedes_a") else verdict
         direction = verdict if queued == "supersedes" else None
         now = self.app.clock()
@@ -84,8 +97,8 @@ class Seeder:
         outcome = Outcome(Action.QUEUE, 8, verdict=queued, direction=direction,
                           contradicts_link=verdict == "contradiction")
         with self.app.store.tx(write=True) as tx:
-            dispute: Dispute = raise_dispute(tx, Candidate.of(a, b, 0.7), outcome, context)
-        return dispute.id, dispute.memory_a, dispute.memory_b or ""
+            dispute: Dispute = raise_dispute(tx, Candidate.of(self.get(a_id), self.get(b_id), 0.7), outcome, context)
+        return dispute.id
 
     def challenged(self, uid: str, text: str, reason: str = "The port changed last week.") -> tuple[str, str]:
         memory_id = self.memory(uid, text)

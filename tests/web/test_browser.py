@@ -301,7 +301,7 @@ def test_a_scan_auto_resolves_with_the_judge_and_its_run_is_undone(browser: Brow
         expect(page.locator("h1 .chip")).to_have_text("completed", timeout=RUN_TIMEOUT_MS)
         counts = page.locator("dl.counts")
         expect(counts.locator("div", has_text="auto resolved").locator("dd")).to_have_text("1")
-        expect(page.locator(".actions-list")).to_contain_text("hygiene.auto_resolve")
+        expect(page.locator(".actions-list")).to_contain_text("invalidated")
         assert site.seed.get(newer).live and not site.seed.get(older).live
 
         page.get_by_role("button", name="Undo this run").click()

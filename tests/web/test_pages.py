@@ -45,7 +45,7 @@ def test_the_queue_shows_a_pair_side_by_side_with_its_judgement(alice_web: TestC
     assert "agent · claude-code" in card and "agent · cursor" in card and "user.alice" in card
     assert f'name="winner" value="{a}"' in card and f'name="forget" value="{b}"' in card
     assert '<textarea id="merge-' in card
-    assert re.search(r'Review queue <span class="count" aria-label="(\d+) pending">', page)
+    assert re.search(r'Queue</span> <span class="count" aria-label="\d+ pending">', page)
 
 
 @pytest.mark.parametrize(

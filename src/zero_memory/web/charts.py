@@ -35,7 +35,6 @@ PALETTE = {
 FALLBACK = ("#7d9bb5", "#c49a6c", "#8fb39a", "#b58fa8", "#a8a67a")
 WIDTH = 560
 FONT = 12
-CHAR_W = 6.6  # average glyph width at FONT px, for laying out labels without measuring them
 
 
 def color(category: str) -> str:
@@ -79,40 +78,47 @@ def _rect(x: float, y: float, w: float, h: float, fill: str, label: str) -> str:
     )
 
 
-def _legend(categories: Sequence[str], y: float) -> tuple[list[str], float]:
-    """Swatches and names in rows across the width; returns the parts and the height they took."""
-    parts: list[str] = []
-    x, row = 0.0, 0
-    for name in categories:
-        width = 16 + len(name) * CHAR_W + 14
-        if x + width > WIDTH and x > 0:
-            x, row = 0.0, row + 1
-        top = y + row * 18
-        parts.append(f'<rect x="{_num(x)}" y="{_num(top)}" width="10" height="10" rx="2" fill="{color(name)}"/>')
-        parts.append(_text(x + 15, top + 9.5, name.replace("_", " ")))
-        x += width
-    return parts, (row + 1) * 18 if categories else 0
+def legend(categories: Sequence[str]) -> Markup:
+    """The colour key of a chart, as an HTML list beside it: it wraps like text on any screen."""
+    items = "".join(
+        f'<li><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" rx="2" '
+        f'fill="{color(name)}"/></svg>{escape(name.replace("_", " "))}</li>'
+        for name in categories
+    )
+    return Markup(f'<ul class="legend">{items}</ul>') if items else Markup("")
+
+
+def present(columns: Sequence[Column], categories: Sequence[str]) -> list[str]:
+    """The categories that occur in ``columns``: the given ones in order, then any others by name."""
+    shown = [c for c in categories if any(col.values.get(c) for col in columns)]
+    others = sorted({k for col in columns for k, v in col.values.items() if v and k not in categories})
+    return shown + others
 
 
 def stacked_columns(
-    columns: Sequence[Column], categories: Sequence[str], *, title: str, height: int = 170, label_every: int = 1
+    columns: Sequence[Column], categories: Sequence[str], *, title: str, height: int = 150, label_every: int = 1
 ) -> Markup:
-    """One column per entry, its categories stacked bottom-up in ``categories`` order."""
-    left, top, bottom = 34, 8, 22
+    """One column per entry, its categories stacked bottom-up in ``categories`` order.
+
+    The axis shows whole numbers only (counts have no halves); the x axis labels
+    every ``label_every``-th column, and the last one when there is room for it.
+    """
+    left, top, bottom = 40, 10, 26
     plot_h = height - top - bottom
-    shown = [c for c in categories if any(col.values.get(c) for col in columns)]
-    others = sorted({k for col in columns for k, v in col.values.items() if v and k not in categories})
-    order = shown + others
+    order = present(columns, categories)
     peak = nice_ceiling(max((col.total for col in columns), default=0))
+    ticks = (0, peak // 2, peak) if peak % 2 == 0 and peak >= 2 else (0, peak)
     body: list[str] = []
-    for fraction in (0, 0.5, 1):
-        y = top + plot_h * (1 - fraction)
+    for tick in ticks:
+        y = top + plot_h * (1 - tick / peak)
         body.append(f'<line x1="{left}" x2="{WIDTH}" y1="{_num(y)}" y2="{_num(y)}" stroke="currentColor" '
-                    f'stroke-opacity="{0.35 if fraction == 0 else 0.12}"/>')
-        body.append(_text(left - 6, y + 4, _num(peak * fraction), anchor="end", muted=True))
+                    f'stroke-opacity="{0.35 if tick == 0 else 0.12}"/>')
+        body.append(_text(left - 8, y + 4, str(tick), anchor="end", muted=True))
+    every = max(label_every, 1)
     if columns:
         slot = (WIDTH - left) / len(columns)
-        bar = max(min(slot * 0.7, 40), 1)
+        bar = max(min(slot * 0.7, 44), 1)
+        last = len(columns) - 1
         for i, col in enumerate(columns):
             x = left + i * slot + (slot - bar) / 2
             base = float(top + plot_h)
@@ -123,41 +129,39 @@ def stacked_columns(
                 h = plot_h * value / peak
                 base -= h
                 body.append(_rect(x, base, bar, h, color(name), f"{col.label}: {value} {name.replace('_', ' ')}"))
-            if i % max(label_every, 1) == 0 or i == len(columns) - 1:
+            if i % every == 0 or (i == last and last % every >= every / 2):
                 body.append(_text(x + bar / 2, height - 6, col.label, anchor="middle", muted=True))
     if not any(col.total for col in columns):
         body.append(_text(left + (WIDTH - left) / 2, top + plot_h / 2, "nothing yet", anchor="middle", muted=True))
-    legend, legend_h = _legend(order, height + 6)
-    return _svg(title, height + 6 + legend_h, body + legend)
+    return _svg(title, height, body)
 
 
 def horizontal_bars(rows: Sequence[tuple[str, int]], *, title: str, category: str = "") -> Markup:
-    """One labelled bar per row, longest first as given, the value at its end."""
-    label_w = min(max((len(label) for label, _ in rows), default=0) * CHAR_W + 12, WIDTH * 0.45)
-    value_w = 64
-    row_h = 24
+    """One bar per row, its label above it and its value at its end, longest first as given."""
+    row_h = 40
+    value_w = 80
     peak = max((value for _, value in rows), default=0) or 1
     body: list[str] = []
     for i, (label, value) in enumerate(rows):
         y = i * row_h
-        span = (WIDTH - label_w - value_w) * value / peak
-        body.append(_text(label_w - 8, y + 16, label, anchor="end"))
-        body.append(_rect(label_w, y + 5, span, 14, color(category or label), f"{label}: {value:,}"))
-        body.append(_text(label_w + span + 6, y + 16, f"{value:,}", muted=True))
+        span = (WIDTH - value_w) * value / peak
+        body.append(_text(0, y + 14, label))
+        body.append(_rect(0, y + 21, span, 13, color(category or label), f"{label}: {value:,}"))
+        body.append(_text(span + 6, y + 32, f"{value:,}", muted=True))
     if not rows:
-        body.append(_text(WIDTH / 2, 16, "nothing yet", anchor="middle", muted=True))
-    return _svg(title, max(len(rows), 1) * row_h + 4, body)
+        body.append(_text(WIDTH / 2, 22, "nothing yet", anchor="middle", muted=True))
+    return _svg(title, max(len(rows), 1) * row_h, body)
 
 
 def share_bar(part: int, whole: int, *, title: str, part_name: str = "declared", rest_name: str = "plain") -> Markup:
-    """A single 100% bar: ``part`` of ``whole``, with the percentage written on it."""
+    """A single 100% bar: ``part`` of ``whole``, with the percentage written beside it."""
     height = 30
     body: list[str] = []
     if whole:
         split = WIDTH * part / whole
         body.append(_rect(0, 4, split, 22, color(part_name), f"{part} of {whole} {part_name.replace('_', ' ')}"))
         body.append(_rect(split, 4, WIDTH - split, 22, color(rest_name), f"{whole - part} of {whole} {rest_name}"))
-        body.append(_text(8, 20, f"{part / whole:.0%}"))
+        body.append(_text(split + 8, 20, f"{part / whole:.0%}"))
     else:
         body.append(_rect(0, 4, WIDTH, 22, color(rest_name), "no writes yet"))
         body.append(_text(8, 20, "no writes yet", muted=True))
@@ -165,19 +169,24 @@ def share_bar(part: int, whole: int, *, title: str, part_name: str = "declared",
 
 
 def insight_charts(data: Insights) -> dict[str, Markup]:
-    """The Insights page's charts, by name."""
+    """The Insights page's charts and their legends, by name."""
     days = data.days
+    weeks = data.supersede.weeks
     return {
-        "inflow": stacked_columns(data.inflow, QUEUE_VERDICTS, title=f"Queue rows raised per day, last {days} days, "
-                                  "by verdict", label_every=7),
-        "actions": stacked_columns(data.actions, AUTO_VERDICTS, title="Automatic invalidations per run, by verdict",
-                                   label_every=max(len(data.actions) // 5, 1)),
-        "dismissals": stacked_columns(data.dismissals, DISMISSAL_KINDS, title=f"Queue rows dismissed by "
-                                      f"self-healing per day, last {days} days", label_every=7),
+        "inflow": stacked_columns(data.inflow, QUEUE_VERDICTS, label_every=7,
+                                  title=f"Queue rows raised per day, last {days} days, by verdict"),
+        "inflow_legend": legend(present(data.inflow, QUEUE_VERDICTS)),
+        "actions": stacked_columns(data.actions, AUTO_VERDICTS, label_every=max(len(data.actions) // 4, 1),
+                                   title="Automatic invalidations per run, by verdict"),
+        "actions_legend": legend(present(data.actions, AUTO_VERDICTS)),
+        "dismissals": stacked_columns(data.dismissals, DISMISSAL_KINDS, label_every=7,
+                                      title=f"Queue rows dismissed by self-healing per day, last {days} days"),
+        "dismissals_legend": legend(present(data.dismissals, DISMISSAL_KINDS)),
         "tokens": horizontal_bars([(f"{t.owner} · {t.purpose}", t.total) for t in data.tokens],
                                   title="Judge tokens by owner and purpose", category="duplicate"),
         "supersede": share_bar(data.supersede.declared, data.supersede.total,
                                title=f"Share of writes that declared a supersede, last {days} days"),
-        "supersede_weeks": stacked_columns(data.supersede.weeks, ("declared", "plain"),
-                                           title="Writes per week, declared supersede or not", height=120),
+        "supersede_weeks": stacked_columns(weeks, ("declared", "plain"), height=120,
+                                           title="Writes per week, declared supersede or not"),
+        "supersede_legend": legend(present(weeks, ("declared", "plain"))),
     }

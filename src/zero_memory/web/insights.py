@@ -144,7 +144,7 @@ def actions_per_run(entries: Iterable[AuditEntry], runs: Sequence[Run]) -> list[
         if entry.run_id:
             counts[entry.run_id][auto_verdict(entry.payload)] += 1
     ordered = sorted(runs, key=lambda r: (r.started_at, r.id))
-    return [Column(r.started_at.astimezone(UTC).strftime("%m-%d %H:%M"), dict(counts.get(r.id, Counter())))
+    return [Column(day_label(day_of(r.started_at)), dict(counts.get(r.id, Counter())))
             for r in ordered]
 
 

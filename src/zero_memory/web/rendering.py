@@ -56,6 +56,17 @@ def when(moment: datetime | str | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def ago(moment: datetime | str | None) -> str:
+    """How long ago a timestamp was, as ``age`` words it: ``3 d ago``."""
+    if moment is None or moment == "":
+        return ""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    days = (datetime.now(UTC) - moment).total_seconds() / 86_400
+    text = age(max(days, 0.0))
+    return text if text == "just now" else f"{text} ago"
+
+
 def percent(value: float | None) -> str:
     return "" if value is None else f"{value * 100:.0f}%"
 
@@ -84,7 +95,7 @@ def templates() -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(age=age, when=when, percent=percent)
+    env.filters.update(age=age, ago=ago, when=when, percent=percent)
     env.globals.update(query=query, version=__version__, csrf_field=CSRF_FIELD)
     return Jinja2Templates(env=env)
 

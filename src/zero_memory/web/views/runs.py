@@ -12,7 +12,7 @@ from zero_memory.hygiene.on_demand import scan_hygiene
 from zero_memory.hygiene.undo import undo_run
 from zero_memory.web import forms
 from zero_memory.web.rendering import flash, redirect, render
-from zero_memory.web.runs import list_runs, run_detail
+from zero_memory.web.runs import ACTIONS, list_runs, run_detail
 
 
 def index(app: App, request: Request, caller: Caller) -> Response:
@@ -30,7 +30,7 @@ def start(app: App, request: Request, caller: Caller, form: FormData) -> Respons
 
 def detail(app: App, request: Request, caller: Caller) -> Response:
     found = run_detail(app, caller, request.path_params["run_id"])
-    return render(request, app, caller, "run.html", {"detail": found, "run": found.view})
+    return render(request, app, caller, "run.html", {"detail": found, "run": found.view, "labels": ACTIONS})
 
 
 def undo(app: App, request: Request, caller: Caller, form: FormData) -> Response:
