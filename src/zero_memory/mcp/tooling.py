@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -118,6 +119,9 @@ class ToolSpec(Generic[A, R]):
         )
 
     def parse(self, arguments: dict[str, Any]) -> A:
+        unstorable = unstorable_text(arguments)
+        if unstorable is not None:
+            raise unstorable
         try:
             raw = pydantic_core.to_json(arguments)
         except pydantic_core.PydanticSerializationError:
@@ -238,6 +242,40 @@ def argument_error(error: ValidationError) -> errors.ZMError:
     if more > 0:
         problems.append(f"and {more} more")
     return errors.validation("; ".join(problems))
+
+
+def unstorable_text(arguments: Any) -> errors.ZMError | None:
+    """A NUL character or a lone surrogate anywhere in the arguments (names included), by where it is.
+
+    Neither can be stored — PostgreSQL text refuses NUL, UTF-8 has no surrogates — and a store that meets
+    one mid-query fails as a crash, so every tool refuses them here, before any service sees the call.
+    """
+    pending: deque[tuple[tuple[str | int, ...], Any]] = deque([((), arguments)])
+    while pending:
+        loc, value = pending.popleft()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                problem = _text_problem(key) if isinstance(key, str) else None
+                if problem is not None:
+                    return errors.validation(f"{location((*loc, key))}: the argument's name {problem}")
+                pending.append(((*loc, key), item))
+        elif isinstance(value, list | tuple):
+            pending.extend(((*loc, index), item) for index, item in enumerate(value))
+        elif isinstance(value, str):
+            problem = _text_problem(value)
+            if problem is not None:
+                return errors.validation(f"{location(loc)}: {problem}")
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate)"
+    return None
 
 
 def safe_text(error: errors.ZMError) -> str:
