@@ -241,6 +241,7 @@ def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user:
     none of the topics' texts for ``user`` yet; it is left running.
     """
     ids = seed_topics(service, user)
+    judge.asked.clear()
     judge.phase = 1
     started = anyio.run(_call, service, user, "scan_hygiene", {"wait": False})
     judge.wait_for(kill_at)
