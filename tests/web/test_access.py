@@ -129,6 +129,13 @@ def test_login_codes_expire_and_belong_to_one_data_directory() -> None:
     assert codes.redeem("realm", late) is None
 
 
+def test_revoking_the_token_a_session_came_from_ends_it(alice_web: TestClient, app: App) -> None:
+    with app.store.tx(write=True) as tx:
+        tx.revoke_tokens("alice", app.clock())
+    assert alice_web.get("/queue").status_code == 303
+    assert alice_web.get("/queue").status_code == 303, "the session is gone, not just refused once"
+
+
 def test_another_users_memory_dispute_and_run_answer_404_like_missing_ones(
     alice_web: TestClient, app: App
 ) -> None:

@@ -28,7 +28,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zero_memory.access.caller import Caller
-from zero_memory.access.users import ensure_local_user, verify_token
+from zero_memory.access.users import TOKEN_PREFIX, ensure_local_user, verify_token
 from zero_memory.bootstrap import App
 
 SESSION_COOKIE = "zm_session"
@@ -88,11 +88,16 @@ def check_csrf(connection: HTTPConnection, submitted: object) -> None:
         raise CsrfRefused
 
 
-def log_in(connection: HTTPConnection, uid: str) -> None:
-    """Start a fresh session for ``uid``: nothing from before the login survives, not even the CSRF token."""
+def log_in(connection: HTTPConnection, uid: str, *, token_id: str | None = None) -> None:
+    """Start a fresh session for ``uid``: nothing from before the login survives, not even the CSRF token.
+
+    ``token_id`` names the token the user logged in with: revoking it ends the session.
+    """
     connection.session.clear()
     connection.session["uid"] = uid
     connection.session["csrf"] = secrets.token_urlsafe(32)
+    if token_id:
+        connection.session["token"] = token_id
 
 
 def log_out(connection: HTTPConnection) -> None:
@@ -109,15 +114,25 @@ def caller_of(app: App, connection: HTTPConnection) -> Caller:
     uid = session_uid(connection)
     if uid is None:
         raise LoginRequired
+    token_id = connection.session.get("token")
     with app.store.tx() as tx:
-        if tx.get_user(uid) is None:
-            log_out(connection)
-            raise LoginRequired
+        gone = tx.get_user(uid) is None
+        if isinstance(token_id, str):
+            row = tx.get_token(token_id)
+            gone = gone or row is None or row[0] != uid
+    if gone:
+        log_out(connection)
+        raise LoginRequired
     return Caller(uid, client="dashboard", author_kind="human")
 
 
-def user_of_token(app: App, token: str) -> str | None:
-    return verify_token(app.store, token.strip())
+def user_of_token(app: App, token: str) -> tuple[str, str] | None:
+    """(user, token id) for a valid bearer token, else None."""
+    token = token.strip()
+    uid = verify_token(app.store, token)
+    if uid is None:
+        return None
+    return uid, token.removeprefix(TOKEN_PREFIX).partition("_")[0]
 
 
 # -- one-time login codes -------------------------------------------------------

@@ -38,12 +38,12 @@ def age(days: float | None) -> str:
         return "just now"
     if minutes < 60:
         return f"{int(minutes)} min"
-    if minutes < 48 * 60:
-        return f"{int(minutes // 60)} h"
-    if days < 60:
-        return f"{int(days)} d"
+    if minutes < 47.5 * 60:
+        return f"{round(minutes / 60)} h"
+    if days < 59.5:
+        return f"{round(days)} d"
     if days < 730:
-        return f"{int(days // 30)} mo"
+        return f"{round(days / 30)} mo"
     return f"{days / 365:.1f} y"
 
 

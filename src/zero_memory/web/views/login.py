@@ -21,12 +21,13 @@ def login_page(app: App, request: Request, caller: Caller | None) -> Response:
 
 
 def login_with_token(app: App, request: Request, caller: Caller | None, form: FormData) -> Response:
-    uid = auth.user_of_token(app, forms.text(form, "token"))
+    found = auth.user_of_token(app, forms.text(form, "token"))
     next_page = local_path(forms.text(form, "next"), "")
-    if uid is None:
+    if found is None:
         context = {"next": next_page, "error": "That token is not valid. Print a new one with 'zm user token NAME'."}
         return render(request, app, None, "login.html", context, status=401)
-    auth.log_in(request, uid)
+    uid, token_id = found
+    auth.log_in(request, uid, token_id=token_id)
     return redirect(next_page or HOME)
 
 
