@@ -17,7 +17,7 @@ from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import pair_key
 from zero_memory.store.base import Tx
 
-BATCH = 256
+BATCH = 128
 
 
 @dataclass(frozen=True, slots=True)

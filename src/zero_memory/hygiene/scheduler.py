@@ -27,21 +27,26 @@ def tick_of(app: App, interval_hours: float) -> int:
 
 def run_tick(app: App, tick: int) -> dict[str, Any] | None:
     """Run the system-wide cycle of one tick, unless another process has claimed it."""
-    parent = runs.start(app, owner=None, kind="scheduled", started_by="scheduler", dry_run=False,
-                        run_id=f"run_tick_{tick}")
-    if parent is None:
-        return None
-    tally = Tally()
-    with app.store.tx() as tx:
-        owners = [u.id for u in tx.list_users()]
-    for owner in owners:
-        run, summary = start_cycle(app, owner, started_by="scheduler", wait=True, kind="scheduled")
-        tally.add("owners")
-        for name, value in (summary or {}).items():
-            if isinstance(value, int):
-                tally.add(name, value)
-        tally.notes.append(f"{owner}: {run.id}")
-    return runs.finish(app, parent, tally)
+    run_id = f"run_tick_{tick}"
+    # Take the tick's run lock before claiming it, so a process starting meanwhile never sees the
+    # claimed run without its lock and takes it for an orphan.
+    with app.store.advisory_lock(runs.lock_name(run_id)) as locked:
+        if not locked:
+            return None
+        parent = runs.start(app, owner=None, kind="scheduled", started_by="scheduler", dry_run=False, run_id=run_id)
+        if parent is None:
+            return None
+        tally = Tally()
+        with app.store.tx() as tx:
+            owners = [u.id for u in tx.list_users()]
+        for owner in owners:
+            run, summary = start_cycle(app, owner, started_by="scheduler", wait=True, kind="scheduled")
+            tally.add("owners")
+            for name, value in (summary or {}).items():
+                if isinstance(value, int):
+                    tally.add(name, value)
+            tally.notes.append(f"{owner}: {run.id}")
+        return runs.finish(app, parent, tally)
 
 
 class Scheduler:

@@ -132,19 +132,20 @@ class VectorIndex:
             base = self._mask(n, None, owner)
             if base is None:
                 return [[] for _ in range(len(vectors))]
-            sims = self._matrix[:n] @ np.asarray(vectors, dtype=np.float32).T
-            sims[~base] = -np.inf
-            k = min(limit, n)
+            # One matrix product for the whole batch, one contiguous row of scores per vector.
+            sims = np.asarray(vectors, dtype=np.float32) @ self._matrix[:n].T
+            sims += np.where(base, np.float32(0), np.float32(-np.inf))
             results = []
-            for column, exclude in enumerate(excludes):
-                scores = sims[:, column]
+            for row, exclude in zip(sims, excludes, strict=True):
                 for memory_id in exclude:
                     pos = self._pos.get(memory_id)
                     if pos is not None:
-                        scores[pos] = -np.inf
-                top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-                top = top[np.argsort(-scores[top], kind="stable")]
-                results.append([(self._ids[i], float(scores[i])) for i in top if scores[i] >= floor])
+                        row[pos] = -np.inf
+                above = np.flatnonzero(row >= floor)
+                if len(above) > limit:
+                    above = above[np.argpartition(-row[above], limit - 1)[:limit]]
+                above = above[np.argsort(-row[above], kind="stable")]
+                results.append([(self._ids[i], float(row[i])) for i in above])
             return results
 
     def search(
