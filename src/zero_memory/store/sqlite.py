@@ -138,6 +138,7 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        _LIVE_HOLDERS.add(self._holder)
 
     @classmethod
     def open(cls, url: str, *, dim: int = 512) -> SQLiteStore:
@@ -244,6 +245,7 @@ class SQLiteStore:
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+        _LIVE_HOLDERS.discard(self._holder)
 
 
 def _neighbours(hits: list[tuple[str, float]], found: dict[str, Memory], limit: int) -> list[Neighbour]:
@@ -254,12 +256,20 @@ def _neighbours(hits: list[tuple[str, float]], found: dict[str, Memory], limit: 
     return neighbours[:limit]
 
 
+# The lock holders of the stores open in this process.
+_LIVE_HOLDERS: set[str] = set()
+
+
 def _holder_is_dead(holder: str) -> bool:
     """A lock row left by a process of this host that no longer runs (killed, crashed)."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
+    if int(pid_text) == os.getpid():
+        # Our own pid: a store of this process, or a dead process that had the same pid (a restarted
+        # container's pid 1), whose nonce no store here carries.
+        return holder not in _LIVE_HOLDERS
     try:
         os.kill(int(pid_text), 0)
     except ProcessLookupError:
