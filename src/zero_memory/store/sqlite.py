@@ -29,6 +29,7 @@ from zero_memory.store.vector_index import Row, VectorIndex
 
 BUSY_TIMEOUT_MS = 60_000
 SELECTIVE_SEARCH_ROWS = 5_000
+POSTINGS_BUDGET = 2_000
 
 
 class SQLiteTx(SqlTx):
@@ -104,27 +105,33 @@ class SQLiteTx(SqlTx):
         return [r[0] for r in rows]
 
     def _selective(self, words: list[str]) -> list[str]:
-        """Drop words found in more than a fifth of all memories, keeping at least the two rarest.
+        """The rarest words of a query, within a budget of postings to rank.
 
-        Ranking every memory that contains a common word costs a full scan and
-        changes little in the order (its inverse document frequency is near zero).
+        Full text is here for what embeddings miss — identifiers, error codes,
+        names — and those words are rare. Ranking every memory that contains a
+        common word costs a scan of its postings and adds little to the vector
+        side, so on a large corpus words are taken rarest first while their
+        document counts fit the budget (possibly none: recall then leans on the
+        vector side alone).
         """
-        if len(words) <= 2:
-            return words
         # max(seq) is an index lookup; count(*) would scan the table.
         total = self.conn.execute("SELECT max(seq) FROM memories").fetchone()
         documents = int(total[0]) if total and total[0] else 0
-        if documents < SELECTIVE_SEARCH_ROWS:
+        if documents < SELECTIVE_SEARCH_ROWS or not words:
             return words
-        placeholders = marks(len(words))
         counts = dict(
             self.conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({placeholders})", words
+                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks(len(words))})", words
             ).fetchall()
         )
-        by_rarity = sorted(words, key=lambda w: counts.get(w, 0))
-        kept = [w for w in by_rarity if counts.get(w, 0) <= documents / 5]
-        return kept if len(kept) >= 2 else by_rarity[:2]
+        budget = max(POSTINGS_BUDGET, documents // 50)
+        kept, spent = [], 0
+        for word in sorted(words, key=lambda w: counts.get(w, 0)):
+            spent += counts.get(word, 0)
+            if spent > budget:
+                break
+            kept.append(word)
+        return kept
 
 
 class SQLiteStore:
