@@ -1,0 +1,439 @@
+"""Every ``zm`` command refuses bad input in one line with its stable prefix, and changes nothing.
+
+The table runs the CLI in process (Click's runner: the same parsing, error
+handling and exit codes as the binary, ~100 times faster); a sample also runs
+as a real ``zm`` subprocess. Refusals of zero-memory itself exit 1 with one
+line on stderr that starts with the code; usage errors (a missing argument,
+an unknown option, a value of the wrong type) are Click's, exit 2. Either
+way the database is unchanged (``snapshot``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tests.badinput.snapshot import changed, snapshot
+from tests.badinput.table import AWS_KEY_ID, GITHUB_TOKEN, RTL
+from zero_memory.access import users
+from zero_memory.access.caller import Caller
+from zero_memory.access.projects import create_project
+from zero_memory.cli import common
+from zero_memory.cli.main import cli
+from zero_memory.conflicts.models import Choice
+from zero_memory.conflicts.resolve import resolve_conflict
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, pair_key
+from zero_memory.ids import new_id
+from zero_memory.memory.models import RememberRequest
+from zero_memory.memory.write import remember
+from zero_memory.store.base import PortabilityCandidate
+
+MISSING = {"memory": "mem_01zzzzzzzzzzzzzzzzzzzzzzzz", "dispute": "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz",
+           "candidate": "prt_01zzzzzzzzzzzzzzzzzzzzzzzz", "run": "run_01zzzzzzzzzzzzzzzzzzzzzzzz"}
+USAGE = 2
+REFUSED = 1
+
+
+@dataclass
+class Shell:
+    home: Path
+    ids: dict[str, str]
+    user: str = "alice"
+
+    @property
+    def database(self) -> Path:
+        return self.home / "zm.db"
+
+    def run(self, *args: str, user: str = "alice", stdin: str | None = None) -> tuple[int, str, str]:
+        """``zm ARGS`` as ``user``, in process: (exit code, stdout, stderr)."""
+        if user != self.user:
+            common.app().close()
+            common.app.cache_clear()
+            self.user = user
+        os.environ["ZM_USER"] = user
+        result = CliRunner().invoke(cli, [self.resolve(a) for a in args], input=stdin)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return result.exit_code, result.stdout, result.stderr
+
+    def resolve(self, arg: str) -> str:
+        return self.ids.get(arg[1:], arg) if arg.startswith("@") else arg
+
+
+def _seed(home: Path) -> dict[str, str]:
+    app = common.app()
+    with app.store.tx(write=True) as tx:
+        users.add_user(tx, "alice", is_local=True)
+        users.add_user(tx, "bob")
+    ids = {}
+
+    def write(owner: str, content: str, kind: str = "fact") -> str:
+        result = remember(app, Caller(owner, client="seed"), RememberRequest(content=content, kind=kind,  # type: ignore[arg-type]
+                                                                            scope="personal"))
+        return result.id
+
+    ids["fact"] = write("alice", "The release checklist lives in docs/release.md")
+    ids["task"] = write("alice", "Rotate the staging TLS certificate", "task")
+    ids["a"], ids["b"] = write("alice", "The staging database is green"), write("alice", "The api port is 8080")
+    ids["c"], ids["d"] = write("alice", "Deploys happen on Fridays"), write("alice", "The linter is ruff")
+    ids["bob_fact"] = write("bob", "Bob's build runs on the blue runner")
+    now = app.clock()
+
+    def dispute(owner: str, a: str, b: str | None) -> str:
+        row = Dispute(id=new_id("dsp"), owner=owner, shape=DisputeShape.PAIR if b else DisputeShape.SINGLE,
+                      verdict="unjudged" if b else "challenged", origin="seed", status=DisputeStatus.PENDING,
+                      memory_a=a, memory_b=b, created_at=now, pair_key=pair_key(a, b) if b else None)
+        with app.store.tx(write=True) as tx:
+            tx.add_dispute(row)
+        return row.id
+
+    ids["pending"] = dispute("alice", ids["a"], ids["b"])
+    ids["resolved"] = dispute("alice", ids["c"], ids["d"])
+    resolve_conflict(app, Caller("alice", client="seed"), ids["resolved"], Choice(keep_both=True))
+    ids["bob_single"] = dispute("bob", ids["bob_fact"], None)
+    with app.store.tx(write=True) as tx:
+        ids["project"] = create_project(tx, "alice", "billing", path="/srv/billing").scope
+
+    def propose(owner: str, memory_id: str, status: str) -> str:
+        candidate = PortabilityCandidate(id=new_id("prt"), memory_id=memory_id, owner=owner, status=status,
+                                         original_scope=f"user.{owner}", created_at=now)
+        with app.store.tx(write=True) as tx:
+            tx.add_portability(candidate)
+        return candidate.id
+
+    ids["dismissed"] = propose("alice", ids["task"], "dismissed")
+    ids["bob_candidate"] = propose("bob", ids["bob_fact"], "pending")
+    ids.update({f"missing_{kind}": value for kind, value in MISSING.items()})
+    ids["database_url"] = f"sqlite:///{home / 'zm.db'}"
+    ids["database_alias"] = f"sqlite:///{home}/./zm.db"
+    return ids
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
+    home = tmp_path_factory.mktemp("zm-cli-badinput")
+    with pytest.MonkeyPatch.context() as env:
+        for name in [n for n in os.environ if n.startswith("ZM_")]:
+            env.delenv(name)
+        env.setenv("ZM_HOME", str(home))
+        env.setenv("ZM_USER", "alice")
+        env.setenv("ZM_EMBEDDING_MODEL", "hash:512")  # refusals embed nothing; the bundled model costs seconds
+        env.setenv("COLUMNS", "200")
+        common.app.cache_clear()
+        try:
+            yield Shell(home, _seed(home))
+        finally:
+            common.app().close()
+            common.app.cache_clear()
+
+
+def notes(tmp: Path, name: str, *records: object) -> str:
+    path = tmp / name
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return str(path)
+
+
+ELEVEN = [arg for i in range(11) for arg in ("--supersedes", f"mem_{i:026d}")]
+PERSONAL = ("--kind", "fact", "--scope", "personal")
+
+# id -> (argv, exit code, stderr prefix for exit 1 / a fragment of Click's message for exit 2, user)
+ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
+    # remember
+    "remember/no-text": (("remember", *PERSONAL), USAGE, "Missing argument"),
+    "remember/no-kind": (("remember", "A note", "--scope", "personal"), USAGE, "Missing option"),
+    "remember/unknown-kind": (("remember", "A note", "--kind", "rumour"), USAGE, "Invalid value"),
+    "remember/unknown-option": (("remember", "A note", *PERSONAL, "--tags", "x"), USAGE, "No such option"),
+    "remember/empty": (("remember", "", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
+    "remember/blank": (("remember", " \t ", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
+    "remember/oversized": (("remember", "x" * 16_001, *PERSONAL), REFUSED, "validation_failed: content: 16001"),
+    "remember/secret": (("remember", f"token {GITHUB_TOKEN}", *PERSONAL), REFUSED,
+                        "validation_failed: secret_content_rejected: content github_token"),
+    "remember/secret-in-project": (("remember", "A note", "--kind", "fact", "--project", AWS_KEY_ID), REFUSED,
+                                   "validation_failed: secret_content_rejected: project_hint"),
+    "remember/lone-surrogate": (("remember", "bad byte \udcff here", *PERSONAL), REFUSED,
+                                "validation_failed: content: is not valid Unicode"),
+    "remember/unknown-scope": (("remember", "A note", "--kind", "fact", "--scope", "proj.nope"), REFUSED,
+                               "validation_failed: scope:"),
+    "remember/another-users-scope": (("remember", "A note", "--kind", "fact", "--scope", "user.bob"), REFUSED,
+                                     "validation_failed: scope:"),
+    "remember/no-target": (("remember", "A note", "--kind", "fact"), REFUSED,
+                           "validation_failed: scope_target_required:"),
+    "remember/unresolvable-project": (("remember", "A note", "--kind", "fact", "--project", " "), REFUSED,
+                                      "validation_failed: project_hint_unresolvable:"),
+    "remember/eleven-supersedes": (("remember", "A note", *PERSONAL, *ELEVEN), REFUSED, "validation_failed: links:"),
+    "remember/provisional-supersede": (("remember", "A note", *PERSONAL, "--provisional", "--supersedes", "@fact"),
+                                       REFUSED, "validation_failed: links:"),
+    "remember/empty-supersede": (("remember", "A note", *PERSONAL, "--supersedes", ""), REFUSED,
+                                 "validation_failed: dst:"),
+    "remember/supersede-another-users": (("remember", "A note", *PERSONAL, "--supersedes", "@bob_fact"), REFUSED,
+                                         "not_found:"),
+    # recall
+    "recall/no-query": (("recall",), USAGE, "Missing argument"),
+    "recall/limit-not-a-number": (("recall", "q", "--limit", "ten"), USAGE, "Invalid value"),
+    "recall/limit-zero": (("recall", "q", "--limit", "0"), REFUSED, "validation_failed: limit"),
+    "recall/limit-over-50": (("recall", "q", "--limit", "51"), REFUSED, "validation_failed: limit"),
+    "recall/unknown-kind": (("recall", "q", "--kind", "rumour"), USAGE, "Invalid value"),
+    "recall/another-users-scope": (("recall", "q", "--scope", "user.bob"), REFUSED, "validation_failed: scope:"),
+    "recall/empty": (("recall", ""), REFUSED, "validation_failed: query: must not be empty"),
+    "recall/oversized": (("recall", "q" * 4_001), REFUSED, "validation_failed: query:"),
+    "recall/secret": (("recall", GITHUB_TOKEN), REFUSED, "validation_failed: secret_content_rejected: query"),
+    # get / forget / restore / close-loop / link / move
+    "get/no-id": (("get",), USAGE, "Missing argument"),
+    "get/missing": (("get", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "get/extra-argument": (("get", "@fact", "@task"), USAGE, "unexpected extra argument"),
+    "get/rtl-id": (("get", f"{RTL}mem_x"), REFUSED, "not_found:"),
+    "forget/missing": (("forget", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "forget/secret-reason": (("forget", "@fact", "--reason", f"leaked {GITHUB_TOKEN}"), REFUSED,
+                             "validation_failed: secret_content_rejected: reason"),
+    "restore/missing": (("restore", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "close-loop/missing": (("close-loop", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "close-loop/not-a-loop": (("close-loop", "@fact"), REFUSED, "validation_failed: id:"),
+    "close-loop/secret-note": (("close-loop", "@task", "--note", GITHUB_TOKEN), REFUSED,
+                               "validation_failed: secret_content_rejected: note"),
+    "link/missing": (("link", "@fact", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "link/self": (("link", "@fact", "@fact"), REFUSED, "validation_failed: dst:"),
+    "link/unknown-type": (("link", "@fact", "@task", "--type", "supersedes"), REFUSED, "validation_failed: type:"),
+    "move/no-ids": (("move", "--scope", "core"), USAGE, "Missing argument"),
+    "move/no-target": (("move", "@fact"), REFUSED, "validation_failed:"),
+    "move/two-targets": (("move", "@fact", "--scope", "core", "--project", "/srv/x"), REFUSED, "validation_failed:"),
+    "move/unknown-scope": (("move", "@fact", "--scope", "proj.nope"), REFUSED, "validation_failed: scope:"),
+    "move/101-ids": (("move", *["@fact"] * 101, "--scope", "core"), REFUSED, "validation_failed: ids:"),
+    # import / export
+    "import/no-path": (("import",), USAGE, "Missing argument"),
+    "export/unknown-format": (("export", "--format", "xml"), REFUSED, "validation_failed: format:"),
+    # user
+    "user-add/bad-name": (("user", "add", "Not A Name"), REFUSED, "validation_failed: name:"),
+    "user-add/existing": (("user", "add", "bob"), REFUSED, "conflict:"),
+    "user-add/no-name": (("user", "add"), USAGE, "Missing argument"),
+    "user-list/unknown-option": (("user", "list", "--all"), USAGE, "No such option"),
+    "user-token/unknown-user": (("user", "token", "nobody"), REFUSED, "not_found: no user nobody"),
+    "user-key-set/key-on-the-command-line": (("user", "key", "set", "--provider", "openai", "sk-live-0123456789"),
+                                             REFUSED, "validation_failed:"),
+    "user-key-set/unknown-provider": (("user", "key", "set", "--provider", "mistral"), REFUSED,
+                                      "validation_failed:"),
+    "user-key-set/unknown-user": (("user", "key", "set", "--provider", "openai", "--user", "nobody"), REFUSED,
+                                  "not_found:"),
+    "user-key-show/unknown-provider": (("user", "key", "show", "--provider", "mistral"), REFUSED,
+                                       "validation_failed:"),
+    "user-key-clear/unknown-provider": (("user", "key", "clear", "--provider", "mistral"), REFUSED,
+                                        "validation_failed:"),
+    # project
+    "project-create/bad-slug": (("project", "create", "Not a slug!"), REFUSED, "validation_failed:"),
+    "project-create/no-slug": (("project", "create"), USAGE, "Missing argument"),
+    "project-grant/unknown-role": (("project", "grant", "@project", "bob", "owner"), REFUSED,
+                                   "validation_failed: role"),
+    "project-grant/unknown-scope": (("project", "grant", "proj.alice.nope", "bob", "reader"), REFUSED,
+                                    "not_found:"),
+    "project-grant/unknown-user": (("project", "grant", "@project", "nobody", "reader"), REFUSED,
+                                   "not_found:"),
+    "project-list/unknown-option": (("project", "list", "--all"), USAGE, "No such option"),
+    # db
+    "db-migrate/unknown-option": (("db", "migrate", "--to", "3"), USAGE, "No such option"),
+    "db-reindex/unknown-option": (("db", "reindex", "--model", "x"), USAGE, "No such option"),
+    "db-copy/no-destination": (("db", "copy", "@database_url"), USAGE, "Missing argument"),
+    "db-copy/unknown-scheme": (("db", "copy", "@database_url", "mysql://db/zm"), REFUSED, "validation_failed: DST_URL"),
+    "db-copy/onto-itself": (("db", "copy", "@database_url", "@database_url"), REFUSED, "validation_failed: DST_URL"),
+    "db-copy/onto-itself-spelt-otherwise": (("db", "copy", "@database_url", "@database_alias"), REFUSED,
+                                            "conflict: the destination database is not empty"),
+    "db-copy/no-source": (("db", "copy", "sqlite:////nonexistent/zm.db", "sqlite:////tmp/zm-copy-never.db"),
+                          REFUSED, "validation_failed: SRC_URL"),
+    # hygiene
+    "hygiene-scan/unknown-owner": (("hygiene", "scan", "--owner", "nobody"), REFUSED, "not_found: no user nobody"),
+    "hygiene-retro/no-max": (("hygiene", "retro",), USAGE, "Missing option"),
+    "hygiene-retro/max-not-a-number": (("hygiene", "retro", "--max", "many"), USAGE, "Invalid value"),
+    "hygiene-retro/max-zero": (("hygiene", "retro", "--max", "0"), REFUSED, "validation_failed:"),
+    "hygiene-retro/unknown-owner": (("hygiene", "retro", "--max", "5", "--owner", "nobody"), REFUSED,
+                                    "not_found: no user nobody"),
+    "hygiene-retro/bad-cursor": (("hygiene", "retro", "--max", "5", "--after", "not-a-cursor"), REFUSED,
+                                 "validation_failed:"),
+    "hygiene-undo/missing-run": (("hygiene", "undo", "@missing_run"), REFUSED, "not_found:"),
+    "hygiene-runs/limit-not-a-number": (("hygiene", "runs", "--limit", "all"), USAGE, "Invalid value"),
+    # conflicts
+    "conflicts-list/unknown-status": (("conflicts", "list", "--status", "open"), REFUSED, "validation_failed:"),
+    "conflicts-list/unknown-shape": (("conflicts", "list", "--shape", "triple"), REFUSED, "validation_failed:"),
+    "conflicts-list/limit-zero": (("conflicts", "list", "--limit", "0"), REFUSED, "validation_failed:"),
+    "conflicts-resolve/nothing": (("conflicts", "resolve"), REFUSED, "validation_failed:"),
+    "conflicts-resolve/missing": (("conflicts", "resolve", "@missing_dispute", "--keep-both"), REFUSED,
+                                  "not_found: no dispute"),
+    "conflicts-resolve/already-resolved": (("conflicts", "resolve", "@resolved", "--keep-both"), REFUSED,
+                                           "conflict: already_resolved:"),
+    "conflicts-resolve/no-choice": (("conflicts", "resolve", "@pending"), REFUSED, "validation_failed:"),
+    "conflicts-resolve/two-choices": (("conflicts", "resolve", "@pending", "--keep-both", "--winner", "@a"),
+                                      REFUSED, "validation_failed:"),
+    "conflicts-resolve/winner-outside": (("conflicts", "resolve", "@pending", "--winner", "@fact"), REFUSED,
+                                         "validation_failed:"),
+    "conflicts-resolve/oversized-merge": (("conflicts", "resolve", "@pending", "--merge", "m" * 16_001), REFUSED,
+                                          "validation_failed: merge:"),
+    "conflicts-resolve/secret-merge": (("conflicts", "resolve", "@pending", "--merge", GITHUB_TOKEN), REFUSED,
+                                       "validation_failed: secret_content_rejected: merge"),
+    "conflicts-resolve/unknown-policy": (("conflicts", "resolve", "--policy", "coin_flip"), REFUSED,
+                                         "validation_failed: name:"),
+    # portability
+    "portability-list/unknown-status": (("portability", "list", "--status", "open"), REFUSED, "validation_failed:"),
+    "portability-approve/missing": (("portability", "approve", "@missing_candidate"), REFUSED,
+                                    "not_found: no portability candidate"),
+    "portability-approve/dismissed": (("portability", "approve", "@dismissed"), REFUSED,
+                                      "conflict: already_resolved:"),
+    "portability-dismiss/no-id": (("portability", "dismiss"), USAGE, "Missing argument"),
+    # judge, serve, mcp, version
+    "judge-eval/no-file": (("judge", "eval",), USAGE, "Missing argument"),
+    "judge-eval/price-negative": (("judge", "eval", "pairs.jsonl", "--price-in", "-1"), USAGE, "Invalid value"),
+    "serve/port-not-a-number": (("serve", "--port", "http"), USAGE, "Invalid value"),
+    "serve/port-out-of-range": (("serve", "--port", "70000"), USAGE, "Invalid value"),
+    "mcp/unknown-option": (("mcp", "--port", "1"), USAGE, "No such option"),
+    "version/unknown-option": (("version", "--short"), USAGE, "No such option"),
+}
+
+# Another user's object: the same answer as a missing one, ids aside.
+FOREIGN: dict[str, tuple[str, ...]] = {
+    "get": ("get", "@bob_fact"),
+    "forget": ("forget", "@bob_fact"),
+    "restore": ("restore", "@bob_fact"),
+    "close-loop": ("close-loop", "@bob_fact"),
+    "link": ("link", "@fact", "@bob_fact"),
+    "conflicts-resolve": ("conflicts", "resolve", "@bob_single", "--retire"),
+    "portability-approve": ("portability", "approve", "@bob_candidate"),
+    "portability-dismiss": ("portability", "dismiss", "@bob_candidate"),
+}
+TWINS = {"@bob_fact": "@missing_memory", "@bob_single": "@missing_dispute", "@bob_candidate": "@missing_candidate"}
+
+
+def refused(shell: Shell, args: tuple[str, ...], stdin: str | None = None) -> tuple[int, str, str]:
+    before = snapshot(shell.database)
+    code, out, err = shell.run(*args, stdin=stdin)
+    assert changed(before, snapshot(shell.database)) == [], f"zm {' '.join(args)[:80]} changed the database"
+    return code, out, err
+
+
+def commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+    """Every leaf command's path, ``user-key-set`` for ``zm user key set``."""
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from commands(command, (*path, name))
+        else:
+            yield "-".join((*path, name))
+
+
+def test_the_table_covers_every_command() -> None:
+    assert set(commands(typer.main.get_command(cli))) == {key.split("/")[0] for key in ROWS}
+
+
+@pytest.mark.parametrize("key", list(ROWS))
+def test_bad_input_to_a_command_is_refused_and_changes_nothing(shell: Shell, key: str) -> None:
+    args, exit_code, expected = ROWS[key]
+    code, out, err = refused(shell, args)
+    assert code == exit_code, (code, out, err)
+    if exit_code == REFUSED:
+        assert err.startswith(expected) and err.count("\n") == 1, err
+        assert out == ""
+    else:
+        assert expected in err and "Usage: " in err, err
+    assert GITHUB_TOKEN not in out + err and AWS_KEY_ID not in out + err
+
+
+@pytest.mark.parametrize("key", list(FOREIGN))
+def test_another_users_id_answers_as_a_missing_one(shell: Shell, key: str) -> None:
+    args = FOREIGN[key]
+    theirs = refused(shell, args)
+    missing = refused(shell, tuple(TWINS.get(a, a) for a in args))
+    ids = [shell.resolve(a) for a in (*TWINS, *TWINS.values())]
+
+    def same(err: str) -> str:
+        for real in ids:
+            err = err.replace(real, "<id>")
+        return err
+
+    assert theirs[0] == missing[0] == REFUSED
+    assert same(theirs[2]) == same(missing[2]) and theirs[2].startswith("not_found:")
+
+
+def test_moving_another_users_memory_fails_as_a_missing_one(shell: Shell) -> None:
+    _, theirs, _ = refused(shell, ("move", "@bob_fact", "--scope", "core", "--json"))
+    _, missing, _ = refused(shell, ("move", "@missing_memory", "--scope", "core", "--json"))
+    assert json.loads(theirs)["failed"][0]["error"].replace(shell.ids["bob_fact"], "<id>") == \
+        json.loads(missing)["failed"][0]["error"].replace(MISSING["memory"], "<id>")
+
+
+@pytest.mark.parametrize(("name", "records", "problem"), [
+    ("nul.jsonl", [{"content": "a\u0000b", "kind": "fact"}], "validation_failed: content: contains a NUL"),
+    ("surrogate.jsonl", ['{"content": "half \\ud800 pair", "kind": "fact"}'], "validation_failed: content:"),
+    ("oversized.jsonl", [{"content": "x" * 16_001, "kind": "fact"}], "validation_failed: content:"),
+    ("kind.jsonl", [{"content": "A note", "kind": "rumour"}], "validation_failed"),
+    ("secret.jsonl", [{"content": f"token {GITHUB_TOKEN}", "kind": "fact"}],
+     "validation_failed: secret_content_rejected: content"),
+    ("another-users-scope.jsonl", [{"content": "A note", "kind": "fact", "scope": "user.bob"}],
+     "validation_failed: scope:"),
+    ("not-json.jsonl", ["{not json"], "validation_failed"),
+    ("wrong-type.jsonl", [{"content": 42, "kind": "fact"}], "validation_failed"),
+])
+def test_an_import_of_only_bad_records_imports_nothing_and_says_why(
+    shell: Shell, tmp_path: Path, name: str, records: list[object], problem: str
+) -> None:
+    path = notes(tmp_path, name, *records)
+    scope = () if "scope" in json.dumps(records) else ("--scope", "personal")
+    code, out, err = refused(shell, ("import", path, *scope, "--json"))
+    assert code == 0, "with --json the report is the answer (tests/cli: a partial import exits 0)"
+    report = json.loads(out)
+    assert report["imported"] == 0 and len(report["failed"]) == 1
+    assert report["failed"][0]["error"].startswith(problem), report
+    assert GITHUB_TOKEN not in out + err
+    code, out, err = refused(shell, ("import", path, *scope))
+    assert code == REFUSED and problem.split(":")[0] in out
+
+
+def test_a_provider_key_that_is_empty_or_oversized_is_refused(shell: Shell) -> None:
+    for stdin in ("", "k" * 5_000):
+        code, _, err = refused(shell, ("user", "key", "set", "--provider", "openai"), stdin=stdin)
+        assert code == REFUSED and err.startswith("validation_failed:") and err.count("\n") == 1, err
+
+
+def test_a_judge_eval_of_a_bad_file_is_refused(shell: Shell, tmp_path: Path) -> None:
+    for records in (["{not json"], [{"a": "x", "b": "y", "label": "same"}], []):
+        path = notes(tmp_path, "pairs.jsonl", *records)
+        code, _, err = refused(shell, ("judge", "eval", path))
+        assert code == REFUSED and err.startswith("validation_failed:"), err
+    code, _, err = refused(shell, ("judge", "eval", str(tmp_path / "absent.jsonl")))
+    assert code in (USAGE, REFUSED)
+    assert err.startswith("validation_failed:") or "does not exist" in err
+
+
+SUBPROCESS_SAMPLE = ["conflicts-resolve/already-resolved", "remember/unknown-kind"]
+
+
+def test_the_real_binary_answers_the_same(shell: Shell) -> None:
+    """A sample as subprocesses (in parallel: each start costs seconds): the same exit code and line as in process.
+
+    The last one passes a byte that is not UTF-8; Python hands it to the CLI as a lone surrogate.
+    """
+    env = {k: v for k, v in os.environ.items() if k.startswith(("PATH", "HOME", "LANG", "ZM_"))} | {"ZM_USER": "alice"}
+    argvs: list[list[bytes]] = [[os.fsencode(shell.resolve(a)) for a in ROWS[key][0]] for key in SUBPROCESS_SAMPLE]
+    argvs.append([b"remember", b"bad byte \xff here", b"--kind", b"fact", b"--scope", b"personal"])
+
+    def run(argv: list[bytes]) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([os.fsencode(sys.executable), b"-m", b"zero_memory.cli", *argv], capture_output=True,
+                              env=env, timeout=120, check=False)
+
+    before = snapshot(shell.database)
+    with ThreadPoolExecutor(max_workers=len(argvs)) as pool:
+        *sample, undecodable = list(pool.map(run, argvs))
+    assert changed(before, snapshot(shell.database)) == []
+    for key, done in zip(SUBPROCESS_SAMPLE, sample, strict=True):
+        args, exit_code, expected = ROWS[key]
+        stderr = done.stderr.decode()
+        assert done.returncode == exit_code, (key, stderr)
+        if exit_code == REFUSED:
+            assert stderr.startswith(expected) and stderr.count("\n") == 1, (key, stderr)
+            assert stderr == shell.run(*args)[2]
+    assert undecodable.returncode == REFUSED
+    assert undecodable.stderr.startswith(b"validation_failed: content: is not valid Unicode"), undecodable.stderr
