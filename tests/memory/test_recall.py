@@ -150,3 +150,10 @@ def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: i
     app.clock = utcnow
     hit = recall(app, caller, "Node LTS release").hits[0]
     assert hit.stale_days == 20
+
+
+def test_browsing_without_recording_leaves_no_surfacing(app: App, alice: Caller) -> None:
+    fact = write(app, alice, "The staging cluster runs Kubernetes 1.31")
+    assert recall(app, alice, "staging cluster kubernetes", record=False).hits
+    with app.store.tx() as tx:
+        assert tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1)) == {}

@@ -63,7 +63,10 @@ def recall(
     limit: int = 10,
     project_hint: str | None = None,
     session_id: str | None = None,
+    record: bool = True,
 ) -> RecallResult:
+    """Recall memories. ``record=False`` (a person browsing the dashboard) records no surfacing:
+    surfacings measure what agents are served, and drive re-examination."""
     check_text("query", query, max_chars=4_000)
     check_fields({"query": query, "project_hint": project_hint, "session_id": session_id})
     if not 1 <= limit <= MAX_LIMIT:
@@ -118,7 +121,7 @@ def recall(
         )
         for value, m in ranked
     ]
-    if hits:
+    if hits and record:
         with app.store.tx(write=True) as tx:
             tx.add_surfacings(caller.uid, [h.id for h in hits], now)
     return RecallResult(hits=hits, session=session.info)

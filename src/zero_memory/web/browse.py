@@ -65,7 +65,7 @@ def browse(app: App, caller: Caller, *, query: str = "", lifecycle: str = "live"
     cards: list[Card] = []
     more = False
     if lifecycle in ("live", "all") and text:
-        hits = recall(app, caller, text, scopes_arg=["*"], limit=min(limit, RECALL_LIMIT)).hits
+        hits = recall(app, caller, text, scopes_arg=["*"], limit=min(limit, RECALL_LIMIT), record=False).hits
         cards = [
             Card(h.id, h.content, h.kind.value, h.scope, h.rank, h.author_kind, h.agent_name, "live", None,
                  h.age_days, h.disputed)
