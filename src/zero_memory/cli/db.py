@@ -114,7 +114,7 @@ def _print_report(report: CopyReport) -> None:
     else:
         vectors = f"{report.vectors_checked} vectors sampled, lowest cosine {report.min_cosine:.6f}"
     console.print(f"copied {report.rows} rows from {report.source_backend} to {report.destination_backend}; "
-                  f"{vectors}", highlight=False)
+                  f"{vectors}", highlight=False, soft_wrap=True)
 
 
 def _mismatch(report: CopyReport) -> str:
