@@ -1,22 +1,18 @@
-"""``zm serve`` (MCP over streamable HTTP, the dashboard, /healthz) and ``zm mcp`` (MCP over stdio)."""
+"""``zm serve`` (MCP over streamable HTTP, the dashboard, /healthz) and ``zm mcp`` (MCP over stdio).
+
+The server modules are imported inside the commands: every other ``zm`` command starts without them.
+"""
 
 from __future__ import annotations
 
-import importlib
 from typing import Annotated
 
-import anyio
 import typer
-from starlette.routing import BaseRoute
 
 from zero_memory import __version__
 from zero_memory.access.users import ensure_local_user
-from zero_memory.bootstrap import App
 from zero_memory.cli.common import app, err_console, handles_errors
 from zero_memory.ids import new_id
-from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
-from zero_memory.mcp.identity import Identity
-from zero_memory.mcp.server import build_server
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -40,12 +36,14 @@ def serve(
     """Serve MCP over streamable HTTP at /mcp (bearer token required), the dashboard at /, and /healthz."""
     import uvicorn
 
+    from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
+    from zero_memory.web import dashboard
     from zero_memory.web.app import create_app
     from zero_memory.web.auth import login_link
 
     application = app()
     names = [name for name in allowed_hosts.replace(",", " ").split() if name]
-    asgi = create_app(application, host=host, allowed_hosts=names, extra_routes=dashboard_routes(application))
+    asgi = create_app(application, host=host, allowed_hosts=names, extra_routes=dashboard.routes(application))
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"zero-memory {__version__} listening on http://{shown}:{port}  "
                f"(MCP: http://{shown}:{port}/mcp, health: /healthz)")
@@ -63,19 +61,13 @@ def serve(
 @handles_errors
 def mcp() -> None:
     """Serve MCP over stdio as the local user (ZM_USER, else the single local user): zm mcp."""
+    import anyio
+
+    from zero_memory.mcp.identity import Identity
+    from zero_memory.mcp.server import build_server
+
     application = app()
     uid = ensure_local_user(application.store, application.settings.user)
     # One stdio process is one connection: give it a session id, as HTTP's mcp-session-id.
     server = build_server(application, Identity(local_uid=uid, stdio_session=new_id("stdio")))
     anyio.run(server.run_stdio_async)
-
-
-def dashboard_routes(application: App) -> list[BaseRoute]:
-    """The dashboard's routes, once ``zero_memory.web.dashboard`` provides ``routes(app)``."""
-    try:
-        dashboard = importlib.import_module("zero_memory.web.dashboard")
-    except ModuleNotFoundError as error:
-        if error.name != "zero_memory.web.dashboard":
-            raise
-        return []
-    return list(dashboard.routes(application))
