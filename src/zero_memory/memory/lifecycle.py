@@ -55,40 +55,29 @@ def writable(tx: Tx, vis: Visibility, memory_id: str) -> Memory:
 
 
 def forget(app: App, caller: Caller, memory_id: str, reason: str | None = None) -> LifecycleResult:
-    check_fields({"reason": reason})
-    now = app.clock()
-    with app.store.tx(write=True) as tx:
-        vis = visibility(tx, caller.uid)
-        memory = writable(tx, vis, memory_id)
-        if not memory.live:
-            return LifecycleResult(
-                id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
-            )
-        retire(
-            tx,
-            memory,
-            successor=None,
-            reason=InvalidationReason.FORGOTTEN,
-            actor=caller.uid,
-            action="forget",
-            at=now,
-            payload={"note": reason} if reason else None,
-        )
-    return LifecycleResult(
-        id=memory.id,
-        status=Status.INVALIDATED.value,
-        changed=True,
-        invalidated_reason=InvalidationReason.FORGOTTEN.value,
-    )
+    return _invalidate(app, caller, memory_id, InvalidationReason.FORGOTTEN, "forget", note=reason)
 
 
 def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None) -> LifecycleResult:
+    return _invalidate(app, caller, memory_id, InvalidationReason.CLOSED, "close_loop", note=note, loops_only=True)
+
+
+def _invalidate(
+    app: App,
+    caller: Caller,
+    memory_id: str,
+    reason: InvalidationReason,
+    action: str,
+    *,
+    note: str | None,
+    loops_only: bool = False,
+) -> LifecycleResult:
+    """Invalidate one writable memory with no successor; a memory already invalidated is left as it is."""
     check_fields({"note": note})
-    now = app.clock()
     with app.store.tx(write=True) as tx:
         vis = visibility(tx, caller.uid)
         memory = writable(tx, vis, memory_id)
-        if not memory.open_loop:
+        if loops_only and not memory.open_loop:
             raise errors.validation(
                 f"id: {memory.id} is a {memory.kind.value}, not an open loop (task or open-question)"
             )
@@ -96,19 +85,10 @@ def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None
             return LifecycleResult(
                 id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
             )
-        retire(
-            tx,
-            memory,
-            successor=None,
-            reason=InvalidationReason.CLOSED,
-            actor=caller.uid,
-            action="close_loop",
-            at=now,
-            payload={"note": note} if note else None,
-        )
-    return LifecycleResult(
-        id=memory.id, status=Status.INVALIDATED.value, changed=True, invalidated_reason=InvalidationReason.CLOSED.value
-    )
+        payload: dict[str, object] | None = {"note": note} if note else None
+        retire(tx, memory, successor=None, reason=reason, actor=caller.uid, action=action, at=app.clock(),
+               payload=payload)
+    return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True, invalidated_reason=reason.value)
 
 
 def restore(
