@@ -57,7 +57,8 @@ def cycle(service: Service, judge: SlowJudge, scenario: str, n: int, rng: random
             kill_after = rng.randint(8, 64)
             log = write_burst_cycle(service, kill_after=kill_after, seed=n)
             row["burst"] = {"kill_after": kill_after, "acknowledged": len(log.acked),
-                            "in_flight_at_kill": log.in_flight_at_kill}
+                            "in_flight_at_kill": log.in_flight_at_kill,
+                            "landed_unacknowledged": log.landed_unacknowledged}
         if scenario in ("both", "hygiene"):
             kill_at = rng.randint(1, 6)
             crash = hygiene_cycle(service, judge, kill_at=kill_at, user=f"u{n}")
@@ -80,7 +81,7 @@ def show(row: dict[str, Any]) -> None:
     if "burst" in row:
         burst = row["burst"]
         parts.append(f"burst killed after {burst['acknowledged']} acknowledged writes with "
-                     f"{burst['in_flight_at_kill']} in flight")
+                     f"{burst['in_flight_at_kill']} in flight ({burst['landed_unacknowledged']} of them landed)")
     if "hygiene" in row:
         hygiene = row["hygiene"]
         parts.append(f"hygiene killed at judgement {hygiene['kill_at']}, next run judged {hygiene['judged_after']}")

@@ -69,6 +69,7 @@ class BurstLog:
     sent: set[str] = field(default_factory=set)
     acked: dict[str, str] = field(default_factory=dict)  # memory id -> content
     in_flight_at_kill: int = 0
+    landed_unacknowledged: int = 0  # sent, committed, never acknowledged: the kill fell after the commit
 
     def unacknowledged(self) -> set[str]:
         return self.sent - set(self.acked.values())
@@ -121,6 +122,7 @@ def check_burst(service: Service, log: BurstLog, *, user: str = "alice") -> None
     contents = [m.content for m in found]
     assert len(contents) == len(set(contents)), "a write landed twice"
     assert set(contents) <= log.sent, "a memory nobody sent"
+    log.landed_unacknowledged = len(set(contents) - set(log.acked.values()))
     anyio.run(_read_back, service, log, user)
 
 
