@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs, then run it: ruff, mypy and pytest.
+# Install everything the test suite needs, then run it: ruff, mypy, pytest, and pip-audit on the dependencies.
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/memory -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,17 @@ code=$?
 set -e
 if [ "$code" -eq 5 ]; then
     echo "pytest collected no tests: that is a failure" >&2
-    exit 1
+    code=1
+fi
+
+# Known vulnerabilities in the installed dependencies, from PyPI's advisory data. Run after the tests so a
+# registry outage does not hide their result; --strict fails when any dependency could not be looked up,
+# because an audit that reached nothing says "No known vulnerabilities found" all the same.
+if [ "${ZM_SKIP_PIP_AUDIT:-0}" = 1 ]; then
+    echo "WARNING: ZM_SKIP_PIP_AUDIT=1: the dependencies were NOT audited for known vulnerabilities" >&2
+elif ! .venv/bin/pip-audit --strict --skip-editable --progress-spinner off; then
+    echo "pip-audit failed: a dependency has a known vulnerability (raise its lower bound in pyproject.toml)," \
+        "or PyPI's vulnerability data could not be reached for every dependency (the lines above say which)." >&2
+    code=1
 fi
 exit "$code"
