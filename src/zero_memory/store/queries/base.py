@@ -1,0 +1,53 @@
+"""The hooks each store adapter supplies to the shared queries."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+
+from zero_memory.store.base import Neighbour
+
+
+class SqlBase:
+    """The hooks an adapter supplies; every query mixin builds on them."""
+
+    # -- hooks ---------------------------------------------------------------
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement; return the number of rows it changed."""
+        raise NotImplementedError
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _embedding_param(self, vector: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _vector_from_value(self, value: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+    ) -> list[Neighbour]:
+        raise NotImplementedError
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        raise NotImplementedError
+
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]:
+        """Neighbours of several vectors; adapters with a faster batched search override it."""
+        return [
+            self.similar(vector, floor=floor, limit=limit, owner=owner, exclude=exclude)
+            for vector, exclude in zip(vectors, excludes, strict=True)
+        ]

@@ -1,0 +1,201 @@
+"""Memories: rows, lookups, lifecycle changes, vectors and listings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from zero_memory.clock import to_text
+from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.store.base import SYSTEM, Reader
+from zero_memory.store.queries.base import SqlBase
+from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+
+
+class MemoryQueries(SqlBase):
+    # -- memories ---------------------------------------------------------------
+
+    def insert_memory(self, memory: Memory, vector: np.ndarray, model: str) -> None:
+        session_key = ",".join(sorted(memory.session_keys)) or None
+        self._exec(
+            f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) VALUES ({marks(20)})",
+            (
+                memory.id,
+                memory.owner,
+                memory.scope,
+                memory.kind.value,
+                memory.content,
+                memory.content_hash,
+                memory.author_kind.value,
+                memory.agent_name,
+                int(memory.rank),
+                json.dumps(memory.source, sort_keys=True),
+                to_text(memory.created_at),
+                to_text(memory.updated_at),
+                memory.status.value,
+                memory.superseded_by,
+                memory.invalidated_reason.value if memory.invalidated_reason else None,
+                memory.original_scope,
+                session_key,
+                self._embedding_param(vector),
+                model,
+                int(vector.shape[0]),
+            ),
+        )
+
+    def get_memory(self, memory_id: str, reader: Reader) -> Memory | None:
+        found = self.get_memories([memory_id], reader)
+        return found.get(memory_id)
+
+    def get_memories(self, ids: Collection[str], reader: Reader) -> dict[str, Memory]:
+        """Memories by id that the reader may see; others are absent, exactly like missing ids.
+
+        Visibility is applied to the rows fetched by id (a scope condition in SQL
+        would lead the planner onto the scope index and scan a whole scope).
+        """
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
+            for row in rows:
+                if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
+                    found[row["id"]] = memory_from_row(row)
+        return found
+
+    def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None:
+        rows = self._query(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner = ? AND content_hash = ? AND scope = ? "
+            "AND status = 'live' ORDER BY created_at LIMIT 1",
+            (owner, content_hash, scope),
+        )
+        return memory_from_row(rows[0]) if rows else None
+
+    def find_by_hash(self, owner: str, content_hash: str) -> list[Memory]:
+        rows = self._query(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner = ? AND content_hash = ? ORDER BY created_at",
+            (owner, content_hash),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def set_status(
+        self,
+        memory_id: str,
+        status: Status,
+        reason: InvalidationReason | None,
+        superseded_by: str | None,
+        at: datetime,
+    ) -> None:
+        self._exec(
+            "UPDATE memories SET status = ?, invalidated_reason = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+            (status.value, reason.value if reason else None, superseded_by, to_text(at), memory_id),
+        )
+
+    def set_scope(self, memory_id: str, scope: str, original_scope: str | None, at: datetime) -> None:
+        self._exec(
+            "UPDATE memories SET scope = ?, original_scope = ?, updated_at = ? WHERE id = ?",
+            (scope, original_scope, to_text(at), memory_id),
+        )
+
+    def memory_vector(self, memory_id: str) -> np.ndarray | None:
+        rows = self._query("SELECT embedding FROM memories WHERE id = ?", (memory_id,))
+        if not rows or rows[0]["embedding"] is None:
+            return None
+        return self._vector_from_value(rows[0]["embedding"])
+
+    def memory_vectors(self, memory_ids: Collection[str]) -> dict[str, np.ndarray]:
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
+            for row in rows:
+                if row["embedding"] is not None:
+                    found[row["id"]] = self._vector_from_value(row["embedding"])
+        return found
+
+    def update_embedding(self, memory_id: str, vector: np.ndarray, model: str) -> None:
+        self._exec(
+            "UPDATE memories SET embedding = ?, embedding_model = ?, embedding_dim = ? WHERE id = ?",
+            (self._embedding_param(vector), model, int(vector.shape[0]), memory_id),
+        )
+
+    def live_memories(
+        self,
+        *,
+        owner: str | None = None,
+        since: datetime | None = None,
+        after: tuple[datetime, str] | None = None,
+        kinds: Collection[str] | None = None,
+        scope_prefix: str | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[Memory]:
+        where = ["status = 'live'"]
+        params: list[Any] = []
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)
+        if since is not None:
+            where.append("(created_at >= ? OR updated_at >= ?)")
+            params += [to_text(since), to_text(since)]
+        if after is not None:
+            where.append("(created_at > ? OR (created_at = ? AND id > ?))")
+            params += [to_text(after[0]), to_text(after[0]), after[1]]
+        if kinds:
+            kinds = list(kinds)
+            where.append(f"kind IN ({marks(len(kinds))})")
+            params += kinds
+        if scope_prefix is not None:
+            where.append("substr(scope, 1, ?) = ?")
+            params += [len(scope_prefix), scope_prefix]
+        order = "DESC" if newest_first else "ASC"
+        rows = self._query(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
+            f"ORDER BY created_at {order}, id {order} LIMIT ?",
+            [*params, limit],
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def iter_memories(self, *, batch: int = 500) -> Iterator[Memory]:
+        last = ""
+        while True:
+            rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last, batch))
+            if not rows:
+                return
+            for row in rows:
+                yield memory_from_row(row)
+            last = rows[-1]["id"]
+
+    def count_memories(self, *, owner: str | None = None, status: Status | None = None) -> int:
+        where, params = ["1 = 1"], []
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)
+        if status is not None:
+            where.append("status = ?")
+            params.append(status.value)
+        rows = self._query(f"SELECT count(*) AS n FROM memories WHERE {' AND '.join(where)}", params)
+        return int(rows[0]["n"])
+
+    def embedding_models(self) -> dict[str, int]:
+        rows = self._query(
+            "SELECT coalesce(embedding_model, '') AS model, count(*) AS n FROM memories GROUP BY embedding_model"
+        )
+        return {r["model"]: int(r["n"]) for r in rows}
+
+    def texts_to_embed(self, *, unless_model: str | None, after: str, limit: int) -> list[tuple[str, str]]:
+        """(id, content) of memories after an id whose vector is not from ``unless_model`` (None: all)."""
+        if unless_model is None:
+            rows = self._query("SELECT id, content FROM memories WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        else:
+            rows = self._query(
+                "SELECT id, content FROM memories WHERE id > ? AND (embedding_model IS NULL OR embedding_model <> ?) "
+                "ORDER BY id LIMIT ?",
+                (after, unless_model, limit),
+            )
+        return [(r["id"], r["content"]) for r in rows]
