@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.badinput.snapshot import changed, snapshot
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import (
@@ -215,6 +216,27 @@ def test_the_dashboard_login_with_a_wrong_token_does_not_repeat_it(served: Serve
     assert answer.status_code == 401
     assert wrong not in answer.text
     transcript.seen["dashboard login refusal"] = answer.text
+
+
+def test_the_served_dashboard_sets_a_guarded_cookie_and_refuses_posts_without_csrf(
+    served: Served, transcript: Transcript
+) -> None:
+    """The real server, not a test client: what a browser gets (tests/web/test_access.py has every route)."""
+    database = transcript.home / "data" / "zm.db"
+    with httpx.Client(base_url=served.url, follow_redirects=False, timeout=10) as web:
+        login = web.get("/login")
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', login.text)
+        assert csrf is not None
+        answer = web.post("/login", data={"token": served.tokens["alice"], "csrf_token": csrf.group(1)})
+        assert answer.status_code == 303
+        cookie = answer.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=lax" in cookie
+        before = snapshot(database)
+        for data in ({}, {"csrf_token": "forged"}, {"csrf_token": csrf.group(1)}):  # the pre-login token is void
+            refused = web.post("/runs", data=data)
+            assert refused.status_code == 403, data
+        assert changed(before, snapshot(database)) == []
+        assert web.get("/queue").status_code == 200, "still logged in: a refused post changes nothing"
 
 
 def test_the_server_warns_about_plain_http_on_every_interface(served: Served) -> None:
