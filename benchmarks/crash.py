@@ -11,8 +11,8 @@ accumulates every cycle's work. Each cycle:
   acknowledged write whole, live and readable, nothing unsent or doubled, the
   database consistent (tests/reliability/consistency.py).
 - hygiene: a fresh user's six topic pairs are scanned by a slow fake judge;
-  the server is killed while the judge holds its k-th answer (k random, 1 to
-  6), restarted, and checked: the run is interrupted, the database
+  the server is killed while the judge holds its k-th answer (k = 1 to 6 in
+  turn, cycle after cycle), restarted, and checked: the run is interrupted, the database
   consistent, exactly the k-1 answered pairs committed; a new run judges only
   the rest and ends where one uninterrupted run would; a third judges nothing.
 
@@ -60,7 +60,7 @@ def cycle(service: Service, judge: SlowJudge, scenario: str, n: int, rng: random
                             "in_flight_at_kill": log.in_flight_at_kill,
                             "landed_unacknowledged": log.landed_unacknowledged}
         if scenario in ("both", "hygiene"):
-            kill_at = rng.randint(1, 6)
+            kill_at = 1 + n % 6  # every point of the six-pair run in turn
             crash = hygiene_cycle(service, judge, kill_at=kill_at, user=f"u{n}")
             row["hygiene"] = {"kill_at": kill_at, "judged_before": kill_at - 1, "judged_after": len(crash.asked_after),
                               "auto_resolved_after": crash.summary["auto_resolved"],
