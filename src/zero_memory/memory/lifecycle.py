@@ -55,7 +55,7 @@ def writable(tx: Tx, vis: Visibility, memory_id: str) -> Memory:
 
 
 def forget(app: App, caller: Caller, memory_id: str, reason: str | None = None) -> LifecycleResult:
-    return _invalidate(app, caller, memory_id, InvalidationReason.FORGOTTEN, "forget", note=reason)
+    return _invalidate(app, caller, memory_id, InvalidationReason.FORGOTTEN, "forget", note=reason, field="reason")
 
 
 def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None) -> LifecycleResult:
@@ -70,10 +70,14 @@ def _invalidate(
     action: str,
     *,
     note: str | None,
+    field: str = "note",
     loops_only: bool = False,
 ) -> LifecycleResult:
-    """Invalidate one writable memory with no successor; a memory already invalidated is left as it is."""
-    check_fields({"note": note})
+    """Invalidate one writable memory with no successor; a memory already invalidated is left as it is.
+
+    ``field`` is the note's name as the caller passed it, so a refusal names the argument to fix.
+    """
+    check_fields({field: note})
     with app.store.tx(write=True) as tx:
         vis = visibility(tx, caller.uid)
         memory = writable(tx, vis, memory_id)
