@@ -21,6 +21,8 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp.client.client import Client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from tests.badinput.conftest import Seed
@@ -194,3 +196,16 @@ def test_in_process_a_lone_surrogate_is_refused_by_field(fuzzed: Fuzzed, key: st
     seed = Seed(**{name: fuzzed.ids[0] for name in Seed.__dataclass_fields__ if not name.startswith("missing")})
     result = fuzzed.call(row.tool, resolve(row.arguments, seed))
     assert result.is_error and text(result).startswith(row.expected), text(result)
+
+
+@pytest.mark.parametrize("memory_id", ["\x00", "a\x00b", "%00", "x" * 5_000, EMOJI, RTL, "../mem_x", "mem_01zzzz"])
+def test_the_memory_resource_answers_a_bad_id_as_unknown_never_as_a_crash(fuzzed: Fuzzed, memory_id: str) -> None:
+    async def read() -> str:
+        async with Client(fuzzed.server) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(f"zm://memory/{memory_id}")
+        return refused.value.error.message
+
+    message = fuzzed.loop.submit(anyio.run, read).result()
+    assert message.startswith(("not_found:", "Unknown resource:")), message
+    assert not message.startswith("internal")
