@@ -36,6 +36,7 @@ toolset = Toolset()
 MemoryId = Field(description="A memory id (mem_…), as recall or remember returned it.")
 SessionId = Field(
     default=None,
+    max_length=500,
     description="Your conversation id, if you have one. Writes and reads with the same session id are one "
     "session: it attaches to the first project a hint names. Default: the MCP connection's session.",
 )

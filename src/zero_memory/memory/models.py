@@ -58,7 +58,7 @@ class RememberRequest(Strict):
     kind: Kind
     scope: str | None = None
     project_hint: str | None = None
-    session_id: str | None = None
+    session_id: str | None = Field(default=None, max_length=500)
     links: list[LinkSpec] = Field(default_factory=list)
     provisional: bool = False
     source: SourceSpec | None = None
