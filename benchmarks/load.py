@@ -1,6 +1,7 @@
 """Load benchmark: N MCP clients over streamable HTTP against one ``zm serve``, for a fixed time.
 
-    python benchmarks/load.py [--clients 8] [--seconds 60] [--store sqlite|postgres] [--database-url URL] [--json]
+    python benchmarks/load.py [--clients 8] [--seconds 60] [--store sqlite|postgres] [--database-url URL]
+                              [--server-env NAME=VALUE ...] [--json]
 
 The server is a real ``zm serve`` subprocess on a loopback port, over a fresh
 data directory (SQLite, or with ``--store postgres`` a fresh database on
@@ -8,7 +9,8 @@ data directory (SQLite, or with ``--store postgres`` a fresh database on
 names one to use as is). The clients run in this process as asyncio tasks,
 each with its own connection, half of them as alice and half as bob: remember
 (fresh texts, and texts of a small pool each user's clients write again and
-again), recall, and now and then a background scan_hygiene.
+again), recall, and now and then a background scan_hygiene. ``--server-env``
+sets a variable for the server only (e.g. ``OPENBLAS_NUM_THREADS=1``).
 
 Then it checks the books (tests/reliability/load.py): errors, acknowledged
 writes lost or duplicated, the database's consistency; and prints p50, p95
@@ -44,9 +46,9 @@ def database_url(store: str, explicit: str | None) -> str | None:
     return fresh_pg_url()
 
 
-def measure(clients: int, seconds: float, url: str | None, seed: int) -> dict[str, Any]:
+def measure(clients: int, seconds: float, url: str | None, seed: int, env: dict[str, str]) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="zm-load-"))
-    service = deploy(home, url, users=USERS)
+    service = deploy(home, url, users=USERS, env=env)
     before = os.getloadavg()
     with running(service):
         log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed)
@@ -58,6 +60,7 @@ def measure(clients: int, seconds: float, url: str | None, seed: int) -> dict[st
         store="postgres" if url else "sqlite",
         clients=clients,
         seconds=seconds,
+        server_env=env,
         machine={"cpus": os.cpu_count(), "python": platform.python_version(),
                  "loadavg_1m_before": round(before[0], 2), "loadavg_1m_after": round(after[0], 2)},
     )
@@ -65,7 +68,8 @@ def measure(clients: int, seconds: float, url: str | None, seed: int) -> dict[st
 
 def show(row: dict[str, Any]) -> None:
     machine = row["machine"]
-    print(f"{row['store']}: {row['clients']} clients for {row['elapsed_s']} s — {row['calls']} calls, "
+    extra = "".join(f" {name}={value}" for name, value in row["server_env"].items())
+    print(f"{row['store']}{extra}: {row['clients']} clients for {row['elapsed_s']} s — {row['calls']} calls, "
           f"{row['calls_per_s']}/s, {row['errors']} errors "
           f"({machine['cpus']} CPUs, load average {machine['loadavg_1m_before']} → {machine['loadavg_1m_after']})")
     print(f"  {'tool':<13} {'calls':>6} {'per s':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
@@ -87,10 +91,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--database-url", default=None, help="an empty PostgreSQL database to use as is")
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the server (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    row = measure(args.clients, args.seconds, database_url(args.store, args.database_url), args.seed)
+    env = dict(item.split("=", 1) for item in args.server_env)
+    row = measure(args.clients, args.seconds, database_url(args.store, args.database_url), args.seed, env)
     if args.json:
         print(json.dumps(row, indent=2))
     else:
