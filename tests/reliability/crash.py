@@ -30,6 +30,7 @@ from mcp.client.client import Client
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import call_ok, connect
+from tests.reliability import aio
 from tests.reliability.consistency import assert_consistent
 from tests.reliability.service import Service
 from zero_memory.domain.memory import InvalidationReason
@@ -123,7 +124,7 @@ def check_burst(service: Service, log: BurstLog, *, user: str = "alice") -> None
     assert len(contents) == len(set(contents)), "a write landed twice"
     assert set(contents) <= log.sent, "a memory nobody sent"
     log.landed_unacknowledged = len(set(contents) - set(log.acked.values()))
-    anyio.run(_read_back, service, log, user)
+    aio.run(_read_back, service, log, user)
 
 
 async def _read_back(service: Service, log: BurstLog, user: str) -> None:
@@ -138,7 +139,7 @@ async def _read_back(service: Service, log: BurstLog, user: str) -> None:
 
 def write_burst_cycle(service: Service, *, kill_after: int = 24, seed: int = 0) -> BurstLog:
     """One burst, one SIGKILL, one restart, every check. The service must be running; it is left running."""
-    log = anyio.run(lambda: burst_until_killed(service, kill_after=kill_after, seed=seed))
+    log = aio.run(lambda: burst_until_killed(service, kill_after=kill_after, seed=seed))
     service.start()
     check_burst(service, log)
     return log
@@ -233,7 +234,7 @@ def seed_topics(service: Service, user: str = "alice") -> dict[str, str]:
         async with connect(service.deployment, "http", "auto", user=user, client_name="crash-seed") as client:
             return await _seed(client)
 
-    return anyio.run(seed)
+    return aio.run(seed)
 
 
 def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user: str = "alice") -> HygieneCrash:
@@ -245,7 +246,7 @@ def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user:
     ids = seed_topics(service, user)
     judge.asked.clear()
     judge.phase = 1
-    started = anyio.run(_call, service, user, "scan_hygiene", {"wait": False})
+    started = aio.run(_call, service, user, "scan_hygiene", {"wait": False})
     judge.wait_for(kill_at)
     # The kill_at-th answer is held back: the earlier ones were acted on, this one never will be.
     service.kill()
@@ -262,7 +263,7 @@ def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user:
     # Everything answered before the kill was committed with its action; the question in flight was not.
     assert committed == set(asked_before[: kill_at - 1]), (committed, asked_before)
 
-    summary = anyio.run(_call, service, user, "scan_hygiene", {"wait": True})
+    summary = aio.run(_call, service, user, "scan_hygiene", {"wait": True})
     assert summary["status"] == "completed" and summary["failed_judgements"] == 0, summary
     asked_after = list(judge.asked.get(2, []))
     assert not committed & set(asked_after), "a pair judged before the crash was judged again"
@@ -273,7 +274,7 @@ def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user:
 
     # The work is done: one more run finds nothing to judge.
     judge.phase = 3
-    again = anyio.run(_call, service, user, "scan_hygiene", {"wait": True})
+    again = aio.run(_call, service, user, "scan_hygiene", {"wait": True})
     assert (again["judged"], again["auto_resolved"], again["queued"]) == (0, 0, 0), again
     return HygieneCrash(ids, started["run_id"], asked_before, asked_after, summary)
 

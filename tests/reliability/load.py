@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 
 from tests.mcp.helpers import connect
+from tests.reliability import aio
 from tests.reliability.consistency import problems
 from tests.reliability.crash import WORDS, sentence
 from tests.reliability.service import Service
@@ -134,7 +135,7 @@ async def drive(service: Service, *, clients: int, seconds: float, users: list[s
 
 def run(service: Service, *, clients: int, seconds: float, users: list[str], mix: Mix = Mix(),
         seed: int = 0) -> LoadLog:
-    return anyio.run(lambda: drive(service, clients=clients, seconds=seconds, users=users, mix=mix, seed=seed))
+    return aio.run(lambda: drive(service, clients=clients, seconds=seconds, users=users, mix=mix, seed=seed))
 
 
 @dataclass
