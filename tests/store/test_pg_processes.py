@@ -276,8 +276,6 @@ def test_a_server_starting_while_another_runs_a_tick_leaves_the_tick_running(
         assert runs.interrupt_orphans(second_app(first)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: ensure_local_user checks, then inserts, without tx.serialize; on "
-                   "PostgreSQL two processes starting on a database with no user both insert it and one fails")
 def test_two_servers_starting_at_once_on_a_new_database_agree_on_the_local_user(pg_server: PgServer) -> None:
     failures = []
     for _ in range(5):

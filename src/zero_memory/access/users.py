@@ -88,6 +88,8 @@ def verify_token(store: Store, token: str) -> str | None:
 def ensure_local_user(store: Store, uid: str | None) -> str:
     """The user stdio and the CLI speak as: ``ZM_USER``, else the single local user (created on first use)."""
     with store.tx(write=True) as tx:
+        # Processes starting together must not both create the local user.
+        tx.serialize("local-user")
         if uid:
             if tx.get_user(uid) is None:
                 if tx.list_users():
