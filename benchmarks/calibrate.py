@@ -116,8 +116,7 @@ def load_encoder(spec: str | None, threads: int, model: str | None = None) -> tu
 
 def embed(encoder: Encoder, texts: Sequence[str], batch: int = 64) -> np.ndarray:
     chunks = [
-        np.asarray(encoder.encode(list(texts[i : i + batch])), dtype=np.float32)
-        for i in range(0, len(texts), batch)
+        np.asarray(encoder.encode(list(texts[i : i + batch])), dtype=np.float32) for i in range(0, len(texts), batch)
     ]
     vecs = np.vstack(chunks)
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -294,9 +293,7 @@ def bootstrap(sims: dict[str, np.ndarray], rounds: int, seed: int = 7) -> dict[s
         res = {k: v[rng.integers(0, v.size, v.size)] for k, v in sims.items()}
         for k, v in derive_floors(res).items():
             draws.setdefault(k, []).append(v)
-    return {
-        k: {"p5": float(np.percentile(v, 5)), "p95": float(np.percentile(v, 95))} for k, v in draws.items()
-    }
+    return {k: {"p5": float(np.percentile(v, 5)), "p95": float(np.percentile(v, 95))} for k, v in draws.items()}
 
 
 # ---- report -------------------------------------------------------------------------------
@@ -354,16 +351,13 @@ RULES = {
     f"<= {YIELD_MAX_COMPLEMENTARY:.0%} of complementary and no unrelated pairs",
     "sweep_max_candidates": f"max({MIN_SWEEP_CAP}, p{int(CAP_QUANTILE * 100)} rank of the labelled partner "
     "among neighbours above the sweep floor)",
-    "retro_max_candidates": f"max({MIN_RETRO_CAP}, p{int(CAP_QUANTILE * 100)} partner rank "
-    "above the retro floor)",
+    "retro_max_candidates": f"max({MIN_RETRO_CAP}, p{int(CAP_QUANTILE * 100)} partner rank above the retro floor)",
     "similar_existing_limit": "fixed at 10 by the spec",
 }
 
 
 def _row(cells: Iterable[str], widths: Sequence[int]) -> str:
-    return "  ".join(
-        c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-    )
+    return "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
 
 def print_report(r: dict[str, Any]) -> None:

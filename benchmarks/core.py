@@ -79,16 +79,18 @@ def run_size(size: int, database_url: str | None, out: Any) -> None:
         recall_ms.append((time.perf_counter() - started) * 1000)
 
     app.close()
-    out.put({
-        "size": size,
-        "backend": app.store.backend,
-        "import_per_s": round(size / import_seconds, 1),
-        "remember_p50_ms": round(statistics.median(remember_ms), 2),
-        "remember_p95_ms": round(percentile(remember_ms, 95), 2),
-        "recall_p50_ms": round(statistics.median(recall_ms), 2),
-        "recall_p95_ms": round(percentile(recall_ms, 95), 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    })
+    out.put(
+        {
+            "size": size,
+            "backend": app.store.backend,
+            "import_per_s": round(size / import_seconds, 1),
+            "remember_p50_ms": round(statistics.median(remember_ms), 2),
+            "remember_p95_ms": round(percentile(remember_ms, 95), 2),
+            "recall_p50_ms": round(statistics.median(recall_ms), 2),
+            "recall_p95_ms": round(percentile(recall_ms, 95), 2),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+    )
 
 
 def fresh_database(url: str, size: int) -> str:
@@ -119,10 +121,13 @@ def main() -> None:
         process.join()
         if not args.json:
             row = rows[-1]
-            print(f"{row['backend']:>8} {row['size']:>7} memories: import {row['import_per_s']:>7}/s | "
-                  f"remember p50 {row['remember_p50_ms']:>6} ms p95 {row['remember_p95_ms']:>6} ms | "
-                  f"recall p50 {row['recall_p50_ms']:>6} ms p95 {row['recall_p95_ms']:>6} ms | "
-                  f"peak RSS {row['peak_rss_mb']:>6} MB", flush=True)
+            print(
+                f"{row['backend']:>8} {row['size']:>7} memories: import {row['import_per_s']:>7}/s | "
+                f"remember p50 {row['remember_p50_ms']:>6} ms p95 {row['remember_p95_ms']:>6} ms | "
+                f"recall p50 {row['recall_p50_ms']:>6} ms p95 {row['recall_p95_ms']:>6} ms | "
+                f"peak RSS {row['peak_rss_mb']:>6} MB",
+                flush=True,
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
 

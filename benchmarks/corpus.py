@@ -9,12 +9,60 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-SERVICES = ["billing", "auth", "search", "payments", "gateway", "ledger", "notifier", "scheduler", "indexer",
-            "exporter", "importer", "reporting", "checkout", "catalog", "inventory", "profile", "media", "audit"]
-TOOLS = ["ruff", "mypy", "pytest", "docker", "kubectl", "terraform", "helm", "poetry", "uv", "pnpm", "vite",
-         "postgres", "redis", "kafka", "nginx", "celery", "grpc", "alembic", "sentry", "grafana"]
-VERBS = ["listens on", "times out after", "retries", "caches", "logs to", "reads from", "writes to",
-         "depends on", "is deployed with", "is configured through"]
+SERVICES = [
+    "billing",
+    "auth",
+    "search",
+    "payments",
+    "gateway",
+    "ledger",
+    "notifier",
+    "scheduler",
+    "indexer",
+    "exporter",
+    "importer",
+    "reporting",
+    "checkout",
+    "catalog",
+    "inventory",
+    "profile",
+    "media",
+    "audit",
+]
+TOOLS = [
+    "ruff",
+    "mypy",
+    "pytest",
+    "docker",
+    "kubectl",
+    "terraform",
+    "helm",
+    "poetry",
+    "uv",
+    "pnpm",
+    "vite",
+    "postgres",
+    "redis",
+    "kafka",
+    "nginx",
+    "celery",
+    "grpc",
+    "alembic",
+    "sentry",
+    "grafana",
+]
+VERBS = [
+    "listens on",
+    "times out after",
+    "retries",
+    "caches",
+    "logs to",
+    "reads from",
+    "writes to",
+    "depends on",
+    "is deployed with",
+    "is configured through",
+]
 KINDS = ["fact", "decision", "gotcha", "convention", "reference", "preference", "episode", "task"]
 TEMPLATES = [
     "The {s} service {v} {t} ({n}).",
@@ -26,8 +74,26 @@ TEMPLATES = [
     "Reference: the {s} runbook for {t} lives at docs/runbooks/{w}-{n}.md.",
     "TODO: migrate the {s} {w} jobs from {t2} to {t} before release {n}.",
 ]
-WORDS = ["tenant", "session", "invoice", "export", "replica", "shard", "token", "webhook", "cursor", "batch",
-         "queue", "snapshot", "index", "schema", "partition", "lease", "quota", "upload"]
+WORDS = [
+    "tenant",
+    "session",
+    "invoice",
+    "export",
+    "replica",
+    "shard",
+    "token",
+    "webhook",
+    "cursor",
+    "batch",
+    "queue",
+    "snapshot",
+    "index",
+    "schema",
+    "partition",
+    "lease",
+    "quota",
+    "upload",
+]
 
 
 def memories(count: int, seed: int = 7) -> Iterator[tuple[str, str]]:
@@ -36,8 +102,12 @@ def memories(count: int, seed: int = 7) -> Iterator[tuple[str, str]]:
     for n in range(count):
         template = TEMPLATES[n % len(TEMPLATES)]
         text = template.format(
-            s=rng.choice(SERVICES), v=rng.choice(VERBS), t=rng.choice(TOOLS), t2=rng.choice(TOOLS),
-            w=rng.choice(WORDS), n=n,
+            s=rng.choice(SERVICES),
+            v=rng.choice(VERBS),
+            t=rng.choice(TOOLS),
+            t2=rng.choice(TOOLS),
+            w=rng.choice(WORDS),
+            n=n,
         )
         yield text, KINDS[n % len(KINDS)]
 

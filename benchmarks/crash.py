@@ -56,15 +56,22 @@ def cycle(service: Service, judge: SlowJudge, scenario: str, n: int, rng: random
         if scenario in ("both", "burst"):
             kill_after = rng.randint(8, 64)
             log = write_burst_cycle(service, kill_after=kill_after, seed=n)
-            row["burst"] = {"kill_after": kill_after, "acknowledged": len(log.acked),
-                            "in_flight_at_kill": log.in_flight_at_kill,
-                            "landed_unacknowledged": log.landed_unacknowledged}
+            row["burst"] = {
+                "kill_after": kill_after,
+                "acknowledged": len(log.acked),
+                "in_flight_at_kill": log.in_flight_at_kill,
+                "landed_unacknowledged": log.landed_unacknowledged,
+            }
         if scenario in ("both", "hygiene"):
             kill_at = 1 + n % 6  # every point of the six-pair run in turn
             crash = hygiene_cycle(service, judge, kill_at=kill_at, user=f"u{n}")
-            row["hygiene"] = {"kill_at": kill_at, "judged_before": kill_at - 1, "judged_after": len(crash.asked_after),
-                              "auto_resolved_after": crash.summary["auto_resolved"],
-                              "queued_after": crash.summary["queued"]}
+            row["hygiene"] = {
+                "kill_at": kill_at,
+                "judged_before": kill_at - 1,
+                "judged_after": len(crash.asked_after),
+                "auto_resolved_after": crash.summary["auto_resolved"],
+                "queued_after": crash.summary["queued"],
+            }
         row["consistent"] = True
     except AssertionError as failure:
         row["consistent"] = False
@@ -76,12 +83,13 @@ def cycle(service: Service, judge: SlowJudge, scenario: str, n: int, rng: random
 
 
 def show(row: dict[str, Any]) -> None:
-    parts = [f"cycle {row['cycle']:>3}: {'consistent' if row['consistent'] else 'INCONSISTENT'} "
-             f"({row['seconds']} s)"]
+    parts = [f"cycle {row['cycle']:>3}: {'consistent' if row['consistent'] else 'INCONSISTENT'} ({row['seconds']} s)"]
     if "burst" in row:
         burst = row["burst"]
-        parts.append(f"burst killed after {burst['acknowledged']} acknowledged writes with "
-                     f"{burst['in_flight_at_kill']} in flight ({burst['landed_unacknowledged']} of them landed)")
+        parts.append(
+            f"burst killed after {burst['acknowledged']} acknowledged writes with "
+            f"{burst['in_flight_at_kill']} in flight ({burst['landed_unacknowledged']} of them landed)"
+        )
     if "hygiene" in row:
         hygiene = row["hygiene"]
         parts.append(f"hygiene killed at judgement {hygiene['kill_at']}, next run judged {hygiene['judged_after']}")
@@ -113,9 +121,14 @@ def main() -> None:
                 if not args.json:
                     show(rows[-1])
     consistent = sum(1 for row in rows if row["consistent"])
-    summary = {"store": "postgres" if url else "sqlite", "scenario": args.scenario, "cycles": len(rows),
-               "consistent_cycles": consistent, "kills": len(rows) * (2 if args.scenario == "both" else 1),
-               "rows": rows}
+    summary = {
+        "store": "postgres" if url else "sqlite",
+        "scenario": args.scenario,
+        "cycles": len(rows),
+        "consistent_cycles": consistent,
+        "kills": len(rows) * (2 if args.scenario == "both" else 1),
+        "rows": rows,
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

@@ -61,26 +61,36 @@ def measure(clients: int, seconds: float, url: str | None, seed: int, env: dict[
         clients=clients,
         seconds=seconds,
         server_env=env,
-        machine={"cpus": os.cpu_count(), "python": platform.python_version(),
-                 "loadavg_1m_before": round(before[0], 2), "loadavg_1m_after": round(after[0], 2)},
+        machine={
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "loadavg_1m_before": round(before[0], 2),
+            "loadavg_1m_after": round(after[0], 2),
+        },
     )
 
 
 def show(row: dict[str, Any]) -> None:
     machine = row["machine"]
     extra = "".join(f" {name}={value}" for name, value in row["server_env"].items())
-    print(f"{row['store']}{extra}: {row['clients']} clients for {row['elapsed_s']} s — {row['calls']} calls, "
-          f"{row['calls_per_s']}/s, {row['errors']} errors "
-          f"({machine['cpus']} CPUs, load average {machine['loadavg_1m_before']} → {machine['loadavg_1m_after']})")
+    print(
+        f"{row['store']}{extra}: {row['clients']} clients for {row['elapsed_s']} s — {row['calls']} calls, "
+        f"{row['calls_per_s']}/s, {row['errors']} errors "
+        f"({machine['cpus']} CPUs, load average {machine['loadavg_1m_before']} → {machine['loadavg_1m_after']})"
+    )
     print(f"  {'tool':<13} {'calls':>6} {'per s':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for tool, figures in row["tools"].items():
-        print(f"  {tool:<13} {figures['calls']:>6} {figures['per_s']:>6} {figures['p50_ms']:>8} "
-              f"{figures['p95_ms']:>8} {figures['max_ms']:>8}")
+        print(
+            f"  {tool:<13} {figures['calls']:>6} {figures['per_s']:>6} {figures['p50_ms']:>8} "
+            f"{figures['p95_ms']:>8} {figures['max_ms']:>8}"
+        )
     writes = row["writes"]
-    print(f"  writes: {writes['acknowledged']} acknowledged ({writes['created']} created, {writes['absorbed']} "
-          f"absorbed as repeats of {writes['distinct_pooled_texts']} shared texts); lost {writes['lost']}, "
-          f"duplicated {writes['duplicated']}; database consistent: {'yes' if row['consistent'] else 'NO'}; "
-          f"hygiene runs started: {row['hygiene_runs_started']}")
+    print(
+        f"  writes: {writes['acknowledged']} acknowledged ({writes['created']} created, {writes['absorbed']} "
+        f"absorbed as repeats of {writes['distinct_pooled_texts']} shared texts); lost {writes['lost']}, "
+        f"duplicated {writes['duplicated']}; database consistent: {'yes' if row['consistent'] else 'NO'}; "
+        f"hygiene runs started: {row['hygiene_runs_started']}"
+    )
     for problem in row["error_samples"] + row["problems"]:
         print(f"  ! {problem}")
 
@@ -91,8 +101,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--database-url", default=None, help="an empty PostgreSQL database to use as is")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable for the server (repeatable)")
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the server (repeatable)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -96,8 +96,10 @@ def main() -> None:
     else:
         print(f"{row['backend']}: {row['subjects']} subjects over {row['corpus']} memories → {row['pairs']} pairs")
         print(f"  candidate generation {row['generation_s']} s ({row['subjects_per_s']} subjects/s)")
-        print(f"  pre-judge filters    {row['filtering_s']} s ({row['pairs_filtered_per_s']} pairs/s), "
-              f"{row['pairs_to_judge']} left for the judge")
+        print(
+            f"  pre-judge filters    {row['filtering_s']} s ({row['pairs_filtered_per_s']} pairs/s), "
+            f"{row['pairs_to_judge']} left for the judge"
+        )
         print(f"  full scan, fake judge {row['full_scan_s']} s ({row['pairs_scanned_per_s']} pairs/s)")
 
 

@@ -18,6 +18,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 .venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
 .venv/bin/mypy
 
 set +e

@@ -54,7 +54,5 @@ def _fernet(secret_key: str | None) -> Fernet:
             f"ZM_SECRET_KEY is too short: use at least {MIN_SECRET_KEY_CHARS} random characters "
             "(one is generated into ZM_HOME when the variable is unset)"
         )
-    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_PURPOSE).derive(
-        secret_key.encode("utf-8")
-    )
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_PURPOSE).derive(secret_key.encode("utf-8"))
     return Fernet(base64.urlsafe_b64encode(derived))

@@ -29,8 +29,10 @@ MISSING_MEMORY = "mem_01zzzzzzzzzzzzzzzzzzzzzzzz"
 MISSING_DISPUTE = "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz"
 MISSING_CANDIDATE = "prt_01zzzzzzzzzzzzzzzzzzzzzzzz"
 # Two pairs the bundled model finds similar, so an offer-mode scan parks each as an unjudged row.
-PAIRS = [("The staging database is green", "The staging database is blue"),
-         ("The api listens on port 8080", "The api listens on port 9090")]
+PAIRS = [
+    ("The staging database is green", "The staging database is blue"),
+    ("The api listens on port 8080", "The api listens on port 9090"),
+]
 
 
 @dataclass(frozen=True)
@@ -80,16 +82,27 @@ async def clients(served: Deployment) -> AsyncIterator[ClientPool]:
 
 
 async def _write(client: Client, content: str, kind: str = "fact", **extra: Any) -> str:
-    result = await call_ok(client, "remember", {"content": content, "kind": kind, "scope": "personal",
-                                                "session_id": new_id("seed"), **extra})
+    result = await call_ok(
+        client,
+        "remember",
+        {"content": content, "kind": kind, "scope": "personal", "session_id": new_id("seed"), **extra},
+    )
     assert result["status"] == "created", result
     return str(result["id"])
 
 
 def _propose(served: Deployment, memory_id: str, owner: str, status: str = "pending") -> str:
-    candidate = PortabilityCandidate(id=new_id("prt"), memory_id=memory_id, owner=owner, status=status,
-                                     original_scope=f"user.{owner}", created_at=datetime.now(UTC),
-                                     confidence=0.9, rationale="seeded", model="seed")
+    candidate = PortabilityCandidate(
+        id=new_id("prt"),
+        memory_id=memory_id,
+        owner=owner,
+        status=status,
+        original_scope=f"user.{owner}",
+        created_at=datetime.now(UTC),
+        confidence=0.9,
+        rationale="seeded",
+        model="seed",
+    )
     store = open_store(f"sqlite:///{served.database}")
     try:
         with store.tx(write=True) as tx:
@@ -108,8 +121,10 @@ async def seed(served: Deployment, clients: ClientPool) -> Seed:
     pairs = [(await _write(alice, a), await _write(alice, b)) for a, b in PAIRS]
     scan = await call_ok(alice, "scan_hygiene", {"wait": True})
     assert scan["queued"] >= 2, scan
-    rows = {frozenset((c["memory_a"]["id"], c["memory_b"]["id"])): c["id"]
-            for c in (await call_ok(alice, "list_conflicts", {"shape": "pair", "limit": 100}))["conflicts"]}
+    rows = {
+        frozenset((c["memory_a"]["id"], c["memory_b"]["id"])): c["id"]
+        for c in (await call_ok(alice, "list_conflicts", {"shape": "pair", "limit": 100}))["conflicts"]
+    }
     pending, resolved = rows[frozenset(pairs[0])], rows[frozenset(pairs[1])]
     await call_ok(alice, "resolve_conflict", {"dispute_id": resolved, "keep_both": True})
     single = (await call_ok(alice, "challenge", {"memory_id": fact, "reason": "The file moved"}))["dispute_id"]
@@ -118,10 +133,17 @@ async def seed(served: Deployment, clients: ClientPool) -> Seed:
     bob_fact = await _write(bob, "Bob's build runs on the blue runner")
     bob_single = (await call_ok(bob, "challenge", {"memory_id": bob_fact, "reason": "It moved"}))["dispute_id"]
     return Seed(
-        fact=fact, task=task, pending=pending, pending_a=pairs[0][0], pending_b=pairs[0][1], resolved=resolved,
+        fact=fact,
+        task=task,
+        pending=pending,
+        pending_a=pairs[0][0],
+        pending_b=pairs[0][1],
+        resolved=resolved,
         single=single,
         candidate=_propose(served, fact, "alice"),
         dismissed=_propose(served, task, "alice", "dismissed"),
         candidate_forgotten=_propose(served, forgotten, "alice"),
-        bob_fact=bob_fact, bob_single=bob_single, bob_candidate=_propose(served, bob_fact, "bob"),
+        bob_fact=bob_fact,
+        bob_single=bob_single,
+        bob_candidate=_propose(served, bob_fact, "bob"),
     )

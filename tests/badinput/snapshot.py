@@ -21,8 +21,11 @@ UNCOMPARED = ("usage_events", "memories_fts", "sqlite_")
 def snapshot(database: Path) -> dict[str, str]:
     """Table name -> "<row count>:<digest of every row>"."""
     with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                  if not name.startswith(UNCOMPARED)]
+        tables = [
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith(UNCOMPARED)
+        ]
         state = {}
         for table in sorted(tables):
             rows = sorted(repr(row) for row in conn.execute(f'SELECT * FROM "{table}"'))

@@ -25,7 +25,6 @@ NOTE = {"content": "A note for the bad-input table", "kind": "fact", "scope": "p
 QUERY = {"query": "release checklist"}
 
 
-
 def note(**changes: Any) -> dict[str, Any]:
     """A valid remember call with ``changes`` (a value of ``...`` removes the field)."""
     return {k: v for k, v in {**NOTE, **changes}.items() if v is not ...}

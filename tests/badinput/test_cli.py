@@ -39,8 +39,12 @@ from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.store.base import PortabilityCandidate
 
-MISSING = {"memory": "mem_01zzzzzzzzzzzzzzzzzzzzzzzz", "dispute": "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz",
-           "candidate": "prt_01zzzzzzzzzzzzzzzzzzzzzzzz", "run": "run_01zzzzzzzzzzzzzzzzzzzzzzzz"}
+MISSING = {
+    "memory": "mem_01zzzzzzzzzzzzzzzzzzzzzzzz",
+    "dispute": "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz",
+    "candidate": "prt_01zzzzzzzzzzzzzzzzzzzzzzzz",
+    "run": "run_01zzzzzzzzzzzzzzzzzzzzzzzz",
+}
 USAGE = 2
 REFUSED = 1
 
@@ -79,8 +83,15 @@ def _seed(home: Path) -> dict[str, str]:
     ids = {}
 
     def write(owner: str, content: str, kind: str = "fact") -> str:
-        result = remember(app, Caller(owner, client="seed"), RememberRequest(content=content, kind=kind,  # type: ignore[arg-type]
-                                                                            scope="personal"))
+        result = remember(
+            app,
+            Caller(owner, client="seed"),
+            RememberRequest(
+                content=content,
+                kind=kind,  # type: ignore[arg-type]
+                scope="personal",
+            ),
+        )
         return result.id
 
     ids["fact"] = write("alice", "The release checklist lives in docs/release.md")
@@ -91,9 +102,18 @@ def _seed(home: Path) -> dict[str, str]:
     now = app.clock()
 
     def dispute(owner: str, a: str, b: str | None) -> str:
-        row = Dispute(id=new_id("dsp"), owner=owner, shape=DisputeShape.PAIR if b else DisputeShape.SINGLE,
-                      verdict="unjudged" if b else "challenged", origin="seed", status=DisputeStatus.PENDING,
-                      memory_a=a, memory_b=b, created_at=now, pair_key=pair_key(a, b) if b else None)
+        row = Dispute(
+            id=new_id("dsp"),
+            owner=owner,
+            shape=DisputeShape.PAIR if b else DisputeShape.SINGLE,
+            verdict="unjudged" if b else "challenged",
+            origin="seed",
+            status=DisputeStatus.PENDING,
+            memory_a=a,
+            memory_b=b,
+            created_at=now,
+            pair_key=pair_key(a, b) if b else None,
+        )
         with app.store.tx(write=True) as tx:
             tx.add_dispute(row)
         return row.id
@@ -106,8 +126,14 @@ def _seed(home: Path) -> dict[str, str]:
         ids["project"] = create_project(tx, "alice", "billing", path="/srv/billing").scope
 
     def propose(owner: str, memory_id: str, status: str) -> str:
-        candidate = PortabilityCandidate(id=new_id("prt"), memory_id=memory_id, owner=owner, status=status,
-                                         original_scope=f"user.{owner}", created_at=now)
+        candidate = PortabilityCandidate(
+            id=new_id("prt"),
+            memory_id=memory_id,
+            owner=owner,
+            status=status,
+            original_scope=f"user.{owner}",
+            created_at=now,
+        )
         with app.store.tx(write=True) as tx:
             tx.add_portability(candidate)
         return candidate.id
@@ -157,27 +183,57 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "remember/empty": (("remember", "", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
     "remember/blank": (("remember", " \t ", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
     "remember/oversized": (("remember", "x" * 16_001, *PERSONAL), REFUSED, "validation_failed: content: 16001"),
-    "remember/secret": (("remember", f"token {GITHUB_TOKEN}", *PERSONAL), REFUSED,
-                        "validation_failed: secret_content_rejected: content github_token"),
-    "remember/secret-in-project": (("remember", "A note", "--kind", "fact", "--project", AWS_KEY_ID), REFUSED,
-                                   "validation_failed: secret_content_rejected: project_hint"),
-    "remember/lone-surrogate": (("remember", "bad byte \udcff here", *PERSONAL), REFUSED,
-                                "validation_failed: content: is not valid Unicode"),
-    "remember/unknown-scope": (("remember", "A note", "--kind", "fact", "--scope", "proj.nope"), REFUSED,
-                               "validation_failed: scope:"),
-    "remember/another-users-scope": (("remember", "A note", "--kind", "fact", "--scope", "user.bob"), REFUSED,
-                                     "validation_failed: scope:"),
-    "remember/no-target": (("remember", "A note", "--kind", "fact"), REFUSED,
-                           "validation_failed: scope_target_required:"),
-    "remember/unresolvable-project": (("remember", "A note", "--kind", "fact", "--project", " "), REFUSED,
-                                      "validation_failed: project_hint_unresolvable:"),
+    "remember/secret": (
+        ("remember", f"token {GITHUB_TOKEN}", *PERSONAL),
+        REFUSED,
+        "validation_failed: secret_content_rejected: content github_token",
+    ),
+    "remember/secret-in-project": (
+        ("remember", "A note", "--kind", "fact", "--project", AWS_KEY_ID),
+        REFUSED,
+        "validation_failed: secret_content_rejected: project_hint",
+    ),
+    "remember/lone-surrogate": (
+        ("remember", "bad byte \udcff here", *PERSONAL),
+        REFUSED,
+        "validation_failed: content: is not valid Unicode",
+    ),
+    "remember/unknown-scope": (
+        ("remember", "A note", "--kind", "fact", "--scope", "proj.nope"),
+        REFUSED,
+        "validation_failed: scope:",
+    ),
+    "remember/another-users-scope": (
+        ("remember", "A note", "--kind", "fact", "--scope", "user.bob"),
+        REFUSED,
+        "validation_failed: scope:",
+    ),
+    "remember/no-target": (
+        ("remember", "A note", "--kind", "fact"),
+        REFUSED,
+        "validation_failed: scope_target_required:",
+    ),
+    "remember/unresolvable-project": (
+        ("remember", "A note", "--kind", "fact", "--project", " "),
+        REFUSED,
+        "validation_failed: project_hint_unresolvable:",
+    ),
     "remember/eleven-supersedes": (("remember", "A note", *PERSONAL, *ELEVEN), REFUSED, "validation_failed: links:"),
-    "remember/provisional-supersede": (("remember", "A note", *PERSONAL, "--provisional", "--supersedes", "@fact"),
-                                       REFUSED, "validation_failed: links:"),
-    "remember/empty-supersede": (("remember", "A note", *PERSONAL, "--supersedes", ""), REFUSED,
-                                 "validation_failed: dst:"),
-    "remember/supersede-another-users": (("remember", "A note", *PERSONAL, "--supersedes", "@bob_fact"), REFUSED,
-                                         "not_found:"),
+    "remember/provisional-supersede": (
+        ("remember", "A note", *PERSONAL, "--provisional", "--supersedes", "@fact"),
+        REFUSED,
+        "validation_failed: links:",
+    ),
+    "remember/empty-supersede": (
+        ("remember", "A note", *PERSONAL, "--supersedes", ""),
+        REFUSED,
+        "validation_failed: dst:",
+    ),
+    "remember/supersede-another-users": (
+        ("remember", "A note", *PERSONAL, "--supersedes", "@bob_fact"),
+        REFUSED,
+        "not_found:",
+    ),
     # recall
     "recall/no-query": (("recall",), USAGE, "Missing argument"),
     "recall/limit-not-a-number": (("recall", "q", "--limit", "ten"), USAGE, "Invalid value"),
@@ -194,13 +250,19 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "get/extra-argument": (("get", "@fact", "@task"), USAGE, "unexpected extra argument"),
     "get/rtl-id": (("get", f"{RTL}mem_x"), REFUSED, "not_found:"),
     "forget/missing": (("forget", "@missing_memory"), REFUSED, "not_found: no memory"),
-    "forget/secret-reason": (("forget", "@fact", "--reason", f"leaked {GITHUB_TOKEN}"), REFUSED,
-                             "validation_failed: secret_content_rejected: reason"),
+    "forget/secret-reason": (
+        ("forget", "@fact", "--reason", f"leaked {GITHUB_TOKEN}"),
+        REFUSED,
+        "validation_failed: secret_content_rejected: reason",
+    ),
     "restore/missing": (("restore", "@missing_memory"), REFUSED, "not_found: no memory"),
     "close-loop/missing": (("close-loop", "@missing_memory"), REFUSED, "not_found: no memory"),
     "close-loop/not-a-loop": (("close-loop", "@fact"), REFUSED, "validation_failed: id:"),
-    "close-loop/secret-note": (("close-loop", "@task", "--note", GITHUB_TOKEN), REFUSED,
-                               "validation_failed: secret_content_rejected: note"),
+    "close-loop/secret-note": (
+        ("close-loop", "@task", "--note", GITHUB_TOKEN),
+        REFUSED,
+        "validation_failed: secret_content_rejected: note",
+    ),
     "link/missing": (("link", "@fact", "@missing_memory"), REFUSED, "not_found: no memory"),
     "link/self": (("link", "@fact", "@fact"), REFUSED, "validation_failed: dst:"),
     "link/unknown-type": (("link", "@fact", "@task", "--type", "supersedes"), REFUSED, "validation_failed: type:"),
@@ -218,25 +280,33 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "user-add/no-name": (("user", "add"), USAGE, "Missing argument"),
     "user-list/unknown-option": (("user", "list", "--all"), USAGE, "No such option"),
     "user-token/unknown-user": (("user", "token", "nobody"), REFUSED, "not_found: no user nobody"),
-    "user-key-set/key-on-the-command-line": (("user", "key", "set", "--provider", "openai", "sk-live-0123456789"),
-                                             REFUSED, "validation_failed:"),
-    "user-key-set/unknown-provider": (("user", "key", "set", "--provider", "mistral"), REFUSED,
-                                      "validation_failed:"),
-    "user-key-set/unknown-user": (("user", "key", "set", "--provider", "openai", "--user", "nobody"), REFUSED,
-                                  "not_found:"),
-    "user-key-show/unknown-provider": (("user", "key", "show", "--provider", "mistral"), REFUSED,
-                                       "validation_failed:"),
-    "user-key-clear/unknown-provider": (("user", "key", "clear", "--provider", "mistral"), REFUSED,
-                                        "validation_failed:"),
+    "user-key-set/key-on-the-command-line": (
+        ("user", "key", "set", "--provider", "openai", "sk-live-0123456789"),
+        REFUSED,
+        "validation_failed:",
+    ),
+    "user-key-set/unknown-provider": (("user", "key", "set", "--provider", "mistral"), REFUSED, "validation_failed:"),
+    "user-key-set/unknown-user": (
+        ("user", "key", "set", "--provider", "openai", "--user", "nobody"),
+        REFUSED,
+        "not_found:",
+    ),
+    "user-key-show/unknown-provider": (("user", "key", "show", "--provider", "mistral"), REFUSED, "validation_failed:"),
+    "user-key-clear/unknown-provider": (
+        ("user", "key", "clear", "--provider", "mistral"),
+        REFUSED,
+        "validation_failed:",
+    ),
     # project
     "project-create/bad-slug": (("project", "create", "Not a slug!"), REFUSED, "validation_failed:"),
     "project-create/no-slug": (("project", "create"), USAGE, "Missing argument"),
-    "project-grant/unknown-role": (("project", "grant", "@project", "bob", "owner"), REFUSED,
-                                   "validation_failed: role"),
-    "project-grant/unknown-scope": (("project", "grant", "proj.alice.nope", "bob", "reader"), REFUSED,
-                                    "not_found:"),
-    "project-grant/unknown-user": (("project", "grant", "@project", "nobody", "reader"), REFUSED,
-                                   "not_found:"),
+    "project-grant/unknown-role": (
+        ("project", "grant", "@project", "bob", "owner"),
+        REFUSED,
+        "validation_failed: role",
+    ),
+    "project-grant/unknown-scope": (("project", "grant", "proj.alice.nope", "bob", "reader"), REFUSED, "not_found:"),
+    "project-grant/unknown-user": (("project", "grant", "@project", "nobody", "reader"), REFUSED, "not_found:"),
     "project-list/unknown-option": (("project", "list", "--all"), USAGE, "No such option"),
     # db
     "db-migrate/unknown-option": (("db", "migrate", "--to", "3"), USAGE, "No such option"),
@@ -244,19 +314,38 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "db-copy/no-destination": (("db", "copy", "@database_url"), USAGE, "Missing argument"),
     "db-copy/unknown-scheme": (("db", "copy", "@database_url", "mysql://db/zm"), REFUSED, "validation_failed: DST_URL"),
     "db-copy/onto-itself": (("db", "copy", "@database_url", "@database_url"), REFUSED, "validation_failed: DST_URL"),
-    "db-copy/onto-itself-spelt-otherwise": (("db", "copy", "@database_url", "@database_alias"), REFUSED,
-                                            "conflict: the destination database is not empty"),
-    "db-copy/no-source": (("db", "copy", "sqlite:////nonexistent/zm.db", "sqlite:////tmp/zm-copy-never.db"),
-                          REFUSED, "validation_failed: SRC_URL"),
+    "db-copy/onto-itself-spelt-otherwise": (
+        ("db", "copy", "@database_url", "@database_alias"),
+        REFUSED,
+        "conflict: the destination database is not empty",
+    ),
+    "db-copy/no-source": (
+        ("db", "copy", "sqlite:////nonexistent/zm.db", "sqlite:////tmp/zm-copy-never.db"),
+        REFUSED,
+        "validation_failed: SRC_URL",
+    ),
     # hygiene
     "hygiene-scan/unknown-owner": (("hygiene", "scan", "--owner", "nobody"), REFUSED, "not_found: no user nobody"),
-    "hygiene-retro/no-max": (("hygiene", "retro",), USAGE, "Missing option"),
+    "hygiene-retro/no-max": (
+        (
+            "hygiene",
+            "retro",
+        ),
+        USAGE,
+        "Missing option",
+    ),
     "hygiene-retro/max-not-a-number": (("hygiene", "retro", "--max", "many"), USAGE, "Invalid value"),
     "hygiene-retro/max-zero": (("hygiene", "retro", "--max", "0"), REFUSED, "validation_failed:"),
-    "hygiene-retro/unknown-owner": (("hygiene", "retro", "--max", "5", "--owner", "nobody"), REFUSED,
-                                    "not_found: no user nobody"),
-    "hygiene-retro/bad-cursor": (("hygiene", "retro", "--max", "5", "--after", "not-a-cursor"), REFUSED,
-                                 "validation_failed:"),
+    "hygiene-retro/unknown-owner": (
+        ("hygiene", "retro", "--max", "5", "--owner", "nobody"),
+        REFUSED,
+        "not_found: no user nobody",
+    ),
+    "hygiene-retro/bad-cursor": (
+        ("hygiene", "retro", "--max", "5", "--after", "not-a-cursor"),
+        REFUSED,
+        "validation_failed:",
+    ),
     "hygiene-undo/missing-run": (("hygiene", "undo", "@missing_run"), REFUSED, "not_found:"),
     "hygiene-runs/limit-not-a-number": (("hygiene", "runs", "--limit", "all"), USAGE, "Invalid value"),
     # conflicts
@@ -264,30 +353,60 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "conflicts-list/unknown-shape": (("conflicts", "list", "--shape", "triple"), REFUSED, "validation_failed:"),
     "conflicts-list/limit-zero": (("conflicts", "list", "--limit", "0"), REFUSED, "validation_failed:"),
     "conflicts-resolve/nothing": (("conflicts", "resolve"), REFUSED, "validation_failed:"),
-    "conflicts-resolve/missing": (("conflicts", "resolve", "@missing_dispute", "--keep-both"), REFUSED,
-                                  "not_found: no dispute"),
-    "conflicts-resolve/already-resolved": (("conflicts", "resolve", "@resolved", "--keep-both"), REFUSED,
-                                           "conflict: already_resolved:"),
+    "conflicts-resolve/missing": (
+        ("conflicts", "resolve", "@missing_dispute", "--keep-both"),
+        REFUSED,
+        "not_found: no dispute",
+    ),
+    "conflicts-resolve/already-resolved": (
+        ("conflicts", "resolve", "@resolved", "--keep-both"),
+        REFUSED,
+        "conflict: already_resolved:",
+    ),
     "conflicts-resolve/no-choice": (("conflicts", "resolve", "@pending"), REFUSED, "validation_failed:"),
-    "conflicts-resolve/two-choices": (("conflicts", "resolve", "@pending", "--keep-both", "--winner", "@a"),
-                                      REFUSED, "validation_failed:"),
-    "conflicts-resolve/winner-outside": (("conflicts", "resolve", "@pending", "--winner", "@fact"), REFUSED,
-                                         "validation_failed:"),
-    "conflicts-resolve/oversized-merge": (("conflicts", "resolve", "@pending", "--merge", "m" * 16_001), REFUSED,
-                                          "validation_failed: merge:"),
-    "conflicts-resolve/secret-merge": (("conflicts", "resolve", "@pending", "--merge", GITHUB_TOKEN), REFUSED,
-                                       "validation_failed: secret_content_rejected: merge"),
-    "conflicts-resolve/unknown-policy": (("conflicts", "resolve", "--policy", "coin_flip"), REFUSED,
-                                         "validation_failed: name:"),
+    "conflicts-resolve/two-choices": (
+        ("conflicts", "resolve", "@pending", "--keep-both", "--winner", "@a"),
+        REFUSED,
+        "validation_failed:",
+    ),
+    "conflicts-resolve/winner-outside": (
+        ("conflicts", "resolve", "@pending", "--winner", "@fact"),
+        REFUSED,
+        "validation_failed:",
+    ),
+    "conflicts-resolve/oversized-merge": (
+        ("conflicts", "resolve", "@pending", "--merge", "m" * 16_001),
+        REFUSED,
+        "validation_failed: merge:",
+    ),
+    "conflicts-resolve/secret-merge": (
+        ("conflicts", "resolve", "@pending", "--merge", GITHUB_TOKEN),
+        REFUSED,
+        "validation_failed: secret_content_rejected: merge",
+    ),
+    "conflicts-resolve/unknown-policy": (
+        ("conflicts", "resolve", "--policy", "coin_flip"),
+        REFUSED,
+        "validation_failed: name:",
+    ),
     # portability
     "portability-list/unknown-status": (("portability", "list", "--status", "open"), REFUSED, "validation_failed:"),
-    "portability-approve/missing": (("portability", "approve", "@missing_candidate"), REFUSED,
-                                    "not_found: no portability candidate"),
-    "portability-approve/dismissed": (("portability", "approve", "@dismissed"), REFUSED,
-                                      "conflict: already_resolved:"),
+    "portability-approve/missing": (
+        ("portability", "approve", "@missing_candidate"),
+        REFUSED,
+        "not_found: no portability candidate",
+    ),
+    "portability-approve/dismissed": (("portability", "approve", "@dismissed"), REFUSED, "conflict: already_resolved:"),
     "portability-dismiss/no-id": (("portability", "dismiss"), USAGE, "Missing argument"),
     # judge, serve, mcp, version
-    "judge-eval/no-file": (("judge", "eval",), USAGE, "Missing argument"),
+    "judge-eval/no-file": (
+        (
+            "judge",
+            "eval",
+        ),
+        USAGE,
+        "Missing argument",
+    ),
     "judge-eval/price-negative": (("judge", "eval", "pairs.jsonl", "--price-in", "-1"), USAGE, "Invalid value"),
     "serve/port-not-a-number": (("serve", "--port", "http"), USAGE, "Invalid value"),
     "serve/port-out-of-range": (("serve", "--port", "70000"), USAGE, "Invalid value"),
@@ -361,22 +480,32 @@ def test_another_users_id_answers_as_a_missing_one(shell: Shell, key: str) -> No
 def test_moving_another_users_memory_fails_as_a_missing_one(shell: Shell) -> None:
     _, theirs, _ = refused(shell, ("move", "@bob_fact", "--scope", "core", "--json"))
     _, missing, _ = refused(shell, ("move", "@missing_memory", "--scope", "core", "--json"))
-    assert json.loads(theirs)["failed"][0]["error"].replace(shell.ids["bob_fact"], "<id>") == \
-        json.loads(missing)["failed"][0]["error"].replace(MISSING["memory"], "<id>")
+    assert json.loads(theirs)["failed"][0]["error"].replace(shell.ids["bob_fact"], "<id>") == json.loads(missing)[
+        "failed"
+    ][0]["error"].replace(MISSING["memory"], "<id>")
 
 
-@pytest.mark.parametrize(("name", "records", "problem"), [
-    ("nul.jsonl", [{"content": "a\u0000b", "kind": "fact"}], "validation_failed: content: contains a NUL"),
-    ("surrogate.jsonl", ['{"content": "half \\ud800 pair", "kind": "fact"}'], "validation_failed: content:"),
-    ("oversized.jsonl", [{"content": "x" * 16_001, "kind": "fact"}], "validation_failed: content:"),
-    ("kind.jsonl", [{"content": "A note", "kind": "rumour"}], "validation_failed"),
-    ("secret.jsonl", [{"content": f"token {GITHUB_TOKEN}", "kind": "fact"}],
-     "validation_failed: secret_content_rejected: content"),
-    ("another-users-scope.jsonl", [{"content": "A note", "kind": "fact", "scope": "user.bob"}],
-     "validation_failed: scope:"),
-    ("not-json.jsonl", ["{not json"], "validation_failed"),
-    ("wrong-type.jsonl", [{"content": 42, "kind": "fact"}], "validation_failed"),
-])
+@pytest.mark.parametrize(
+    ("name", "records", "problem"),
+    [
+        ("nul.jsonl", [{"content": "a\u0000b", "kind": "fact"}], "validation_failed: content: contains a NUL"),
+        ("surrogate.jsonl", ['{"content": "half \\ud800 pair", "kind": "fact"}'], "validation_failed: content:"),
+        ("oversized.jsonl", [{"content": "x" * 16_001, "kind": "fact"}], "validation_failed: content:"),
+        ("kind.jsonl", [{"content": "A note", "kind": "rumour"}], "validation_failed"),
+        (
+            "secret.jsonl",
+            [{"content": f"token {GITHUB_TOKEN}", "kind": "fact"}],
+            "validation_failed: secret_content_rejected: content",
+        ),
+        (
+            "another-users-scope.jsonl",
+            [{"content": "A note", "kind": "fact", "scope": "user.bob"}],
+            "validation_failed: scope:",
+        ),
+        ("not-json.jsonl", ["{not json"], "validation_failed"),
+        ("wrong-type.jsonl", [{"content": 42, "kind": "fact"}], "validation_failed"),
+    ],
+)
 def test_an_import_of_only_bad_records_imports_nothing_and_says_why(
     shell: Shell, tmp_path: Path, name: str, records: list[object], problem: str
 ) -> None:
@@ -421,8 +550,13 @@ def test_the_real_binary_answers_the_same(shell: Shell) -> None:
     argvs.append([b"remember", b"bad byte \xff here", b"--kind", b"fact", b"--scope", b"personal"])
 
     def run(argv: list[bytes]) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([os.fsencode(sys.executable), b"-m", b"zero_memory.cli", *argv], capture_output=True,
-                              env=env, timeout=120, check=False)
+        return subprocess.run(
+            [os.fsencode(sys.executable), b"-m", b"zero_memory.cli", *argv],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
 
     before = snapshot(shell.database)
     with ThreadPoolExecutor(max_workers=len(argvs)) as pool:

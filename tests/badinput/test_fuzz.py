@@ -78,8 +78,11 @@ def fuzzed(request: pytest.FixtureRequest) -> Iterator[Fuzzed]:
         users.add_user(tx, "alice", is_local=True)
         users.add_user(tx, "bob")
     fuzzed = Fuzzed(app)
-    for content, kind in [("The staging database is green", "fact"), ("The staging database is blue", "fact"),
-                          ("Renew the certificate", "task")]:
+    for content, kind in [
+        ("The staging database is green", "fact"),
+        ("The staging database is blue", "fact"),
+        ("Renew the certificate", "task"),
+    ]:
         fuzzed.ids.append(fuzzed.ok("remember", {"content": content, "kind": kind, "scope": "personal"})["id"])
     fuzzed.ok("scan_hygiene", {"wait": True})
     fuzzed.ids += [row["id"] for row in fuzzed.ok("list_conflicts", {"limit": 100})["conflicts"]]
@@ -92,24 +95,59 @@ def fuzzed(request: pytest.FixtureRequest) -> Iterator[Fuzzed]:
 
 # -- strategies --------------------------------------------------------------------------------------------
 
-SPECIAL = [NUL, SURROGATE, "\udfff", RTL, "\u200f", EMOJI, "\ufeff", "\uffff", "", " ", "*", "core", "personal",
-           "user.bob", "user.alice.core", "proj.x", "fact", "supersedes", "duplicate", "newest_wins",
-           f"token {GITHUB_TOKEN}", "mem_01zzzzzzzzzzzzzzzzzzzzzzzz", "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz",
-           "/work/src/app", "https://u:p4ssw0rd-long@example.com/x"]
+SPECIAL = [
+    NUL,
+    SURROGATE,
+    "\udfff",
+    RTL,
+    "\u200f",
+    EMOJI,
+    "\ufeff",
+    "\uffff",
+    "",
+    " ",
+    "*",
+    "core",
+    "personal",
+    "user.bob",
+    "user.alice.core",
+    "proj.x",
+    "fact",
+    "supersedes",
+    "duplicate",
+    "newest_wins",
+    f"token {GITHUB_TOKEN}",
+    "mem_01zzzzzzzzzzzzzzzzzzzzzzzz",
+    "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz",
+    "/work/src/app",
+    "https://u:p4ssw0rd-long@example.com/x",
+]
 HUGE = st.sampled_from([4_001, 16_001, 100_000]).map(lambda n: "y" * n)
 # The characters no store takes, alone or around a real-looking value.
-NASTY = st.builds(lambda c, at: [c, f"mem_{c}", f"{c}dsp_01", c * 3][at], st.sampled_from([NUL, SURROGATE, "\udc80"]),
-                  st.integers(0, 3))
+NASTY = st.builds(
+    lambda c, at: [c, f"mem_{c}", f"{c}dsp_01", c * 3][at],
+    st.sampled_from([NUL, SURROGATE, "\udc80"]),
+    st.integers(0, 3),
+)
 TEXT = st.one_of(
     st.text(st.characters(blacklist_categories=()), max_size=40),  # every code point, surrogates included
     st.sampled_from(SPECIAL),
     HUGE,
     st.builds(lambda a, b: a + b, st.sampled_from(SPECIAL), st.text(max_size=10)),
 )
-SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70),
-                   st.floats(allow_nan=True, allow_infinity=True), TEXT)
-JSON = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=5),
-                                                    st.dictionaries(TEXT, inner, max_size=4)), max_leaves=12)
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    TEXT,
+)
+JSON = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(TEXT, inner, max_size=4)),
+    max_leaves=12,
+)
 # One well-formed call per tool; "@memory", "@other", "@task" and "@dispute" are seeded ids.
 VALID: dict[str, dict[str, Any]] = {
     "remember": {"content": "A fuzzed note", "kind": "fact", "scope": "personal", "session_id": "fuzz"},
@@ -150,8 +188,9 @@ def calls(draw: st.DrawFn, seeded: dict[str, str]) -> tuple[str, dict[str, Any]]
     valid = valid_call(tool, seeded)
     ids = sorted(seeded.values())
     key = st.one_of(st.sampled_from(sorted(valid)), TEXT)
-    value = st.one_of(JSON, TEXT, NASTY, st.sampled_from(ids), st.lists(st.one_of(st.sampled_from(ids), NASTY),
-                                                                       max_size=3))
+    value = st.one_of(
+        JSON, TEXT, NASTY, st.sampled_from(ids), st.lists(st.one_of(st.sampled_from(ids), NASTY), max_size=3)
+    )
     if draw(st.integers(0, 3)) == 0:
         return tool, draw(st.dictionaries(key, value, max_size=6))
     arguments = dict(valid)
@@ -170,8 +209,12 @@ def test_the_fuzz_reaches_every_tool() -> None:
 
 @pytest.mark.slow
 def test_any_arguments_get_a_stable_answer_and_never_a_crash(fuzzed: Fuzzed) -> None:
-    @settings(max_examples=600, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=600,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(call=calls(fuzzed.seeded))
     def check(call: tuple[str, dict[str, Any]]) -> None:
         tool, arguments = call
@@ -185,8 +228,9 @@ def test_any_arguments_get_a_stable_answer_and_never_a_crash(fuzzed: Fuzzed) -> 
     check()
     fuzzed.app.wait_idle()
     fuzzed.ok("recall", {"query": "staging database", "scopes": ["*"]})
-    assert fuzzed.ok("get_memory", {"id": fuzzed.seeded["other"]})["memory"]["id"] == fuzzed.seeded["other"], \
+    assert fuzzed.ok("get_memory", {"id": fuzzed.seeded["other"]})["memory"]["id"] == fuzzed.seeded["other"], (
         "normal calls still work after the fuzz"
+    )
 
 
 @pytest.mark.parametrize("key", [key for key, row in ROWS.items() if has_surrogate(row.arguments)])

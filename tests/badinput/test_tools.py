@@ -34,13 +34,25 @@ from tests.mcp.helpers import Deployment, call_error, call_ok, connect, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
+
 def test_the_table_covers_every_tool() -> None:
     from zero_memory.mcp.server import tool_modules
 
     tools = {spec.name for module in tool_modules() for spec in module.toolset.specs}
     assert {row.tool for row in ROWS.values()} == tools
-    with_ids = {"get_memory", "forget", "restore_memory", "close_loop", "link", "challenge", "get_conflict",
-                "resolve_conflict", "resolve_portability", "move_memories", "resolve_conflicts"}
+    with_ids = {
+        "get_memory",
+        "forget",
+        "restore_memory",
+        "close_loop",
+        "link",
+        "challenge",
+        "get_conflict",
+        "resolve_conflict",
+        "resolve_portability",
+        "move_memories",
+        "resolve_conflicts",
+    }
     assert {tool for tool, *_ in [*FOREIGN.values(), *FOREIGN_IN_A_BATCH.values()]} == with_ids
 
 
@@ -52,20 +64,36 @@ async def raw_call(served: Deployment, user: str, tool: str, arguments: dict[str
 
     The JSON-RPC response: ``result`` for a tool answer, ``error`` for a protocol refusal.
     """
-    headers = {"Authorization": f"Bearer {served.tokens[user]}", "Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json"}
+    headers = {
+        "Authorization": f"Bearer {served.tokens[user]}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
     async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
-        init = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-json", "version": "1"}}})
+        init = await http.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-json", "version": "1"},
+                },
+            },
+        )
         assert init.status_code == 200, init.text
         session = {"mcp-session-id": init.headers["mcp-session-id"]}
         await http.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}})  # ensure_ascii: \ud800 escapes
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        )  # ensure_ascii: \ud800 escapes
         answer = await http.post("/mcp", headers=session, content=body.encode("ascii"))
     if answer.headers["content-type"].startswith("text/event-stream"):
-        payload: dict[str, Any] = next(json.loads(line[5:]) for line in answer.text.splitlines()
-                                       if line.startswith("data:"))
+        payload: dict[str, Any] = next(
+            json.loads(line[5:]) for line in answer.text.splitlines() if line.startswith("data:")
+        )
         return payload
     json_payload: dict[str, Any] = answer.json()
     return json_payload
@@ -113,8 +141,14 @@ async def test_another_users_id_answers_exactly_as_a_missing_one(
     client = await clients.get("alice", "http", "auto")
     theirs = await refused(client, served, tool, resolve(arguments, seed))
     missing = await refused(client, served, tool, resolve(twin(arguments), seed))
-    placeholders = {seed.bob_fact: "<id>", seed.missing_memory: "<id>", seed.bob_single: "<id>",
-                    seed.missing_dispute: "<id>", seed.bob_candidate: "<id>", seed.missing_candidate: "<id>"}
+    placeholders = {
+        seed.bob_fact: "<id>",
+        seed.missing_memory: "<id>",
+        seed.bob_single: "<id>",
+        seed.missing_dispute: "<id>",
+        seed.bob_candidate: "<id>",
+        seed.missing_candidate: "<id>",
+    }
     assert same(theirs, placeholders) == same(missing, placeholders)
     assert theirs.startswith("not_found: ")
 
@@ -129,16 +163,28 @@ async def test_another_users_id_in_a_batch_fails_as_a_missing_one(
     theirs = await call_ok(client, tool, resolve(arguments, seed))
     missing = await call_ok(client, tool, resolve(twin(arguments), seed))
     assert changed(before, snapshot(served.database)) == []
-    placeholders = {seed.bob_fact: "<id>", seed.missing_memory: "<id>", seed.bob_single: "<id>",
-                    seed.missing_dispute: "<id>"}
+    placeholders = {
+        seed.bob_fact: "<id>",
+        seed.missing_memory: "<id>",
+        seed.bob_single: "<id>",
+        seed.missing_dispute: "<id>",
+    }
     assert json.loads(same(json.dumps(theirs), placeholders)) == json.loads(same(json.dumps(missing), placeholders))
     assert len(theirs[failures]) == 1 and theirs[failures][0]["error"].startswith("not_found: ")
 
 
-STDIO_SAMPLE = ["remember/unknown-kind", "remember/oversized-content", "remember/secret-in-content",
-                "remember/eleven-supersedes", "recall/nul-in-query", "get_memory/missing-id",
-                "resolve_conflict/already-resolved", "resolve_conflicts/101-resolutions",
-                "resolve_portability/already-dismissed", "challenge/secret-in-reason"]
+STDIO_SAMPLE = [
+    "remember/unknown-kind",
+    "remember/oversized-content",
+    "remember/secret-in-content",
+    "remember/eleven-supersedes",
+    "recall/nul-in-query",
+    "get_memory/missing-id",
+    "resolve_conflict/already-resolved",
+    "resolve_conflicts/101-resolutions",
+    "resolve_portability/already-dismissed",
+    "challenge/secret-in-reason",
+]
 
 
 async def test_stdio_refuses_the_same_way(served: Deployment, clients: ClientPool, seed: Seed) -> None:

@@ -29,9 +29,7 @@ MakeApp = Callable[..., App]
 # -- stale sweep ---------------------------------------------------------------------------
 
 
-def test_the_stale_sweep_dismisses_a_row_whose_side_was_superseded_elsewhere(
-    make_app: MakeApp, alice: Caller
-) -> None:
+def test_the_stale_sweep_dismisses_a_row_whose_side_was_superseded_elsewhere(make_app: MakeApp, alice: Caller) -> None:
     judge = judge_by_pair({(GREEN, BLUE): ("contradiction", 0.99), TOPICS[1]: ("contradiction", 0.99)})
     app = make_app(judge_factory=factory(judge))
     green, blue = two(app, alice)
@@ -515,9 +513,7 @@ def test_the_audit_is_capped_per_run_and_takes_the_most_used_first(make_app: Mak
 # -- a dry run of every pass -----------------------------------------------------------------
 
 
-def test_a_dry_run_of_a_full_cycle_records_nothing_but_its_run(
-    make_app: MakeApp, alice: Caller, clock: Clock
-) -> None:
+def test_a_dry_run_of_a_full_cycle_records_nothing_but_its_run(make_app: MakeApp, alice: Caller, clock: Clock) -> None:
     def answer(request: Any) -> FakeAnswer:
         if isinstance(request, PortabilityRequest):
             return verdict(True, 0.95)

@@ -161,9 +161,7 @@ def test_the_judge_sees_kind_and_verbatim_content_but_never_a_scope(make_app: Ma
 
 
 @pytest.mark.parametrize("status", [DisputeStatus.RESOLVED, DisputeStatus.DISMISSED])
-def test_a_human_keep_both_is_never_judged_again(
-    make_app: MakeApp, alice: Caller, status: DisputeStatus
-) -> None:
+def test_a_human_keep_both_is_never_judged_again(make_app: MakeApp, alice: Caller, status: DisputeStatus) -> None:
     judge = judge_by_pair({(GREEN, BLUE): ("contradiction", 0.99)})
     app = make_app(judge_factory=factory(judge))
     old, new = two(app, alice)
@@ -323,9 +321,7 @@ def test_a_dry_run_changes_nothing_but_reports_what_it_would_do(make_app: MakeAp
 # -- undo ----------------------------------------------------------------------------------
 
 
-def test_undo_restores_a_run_exactly_and_the_next_sweep_leaves_the_pair_alone(
-    make_app: MakeApp, alice: Caller
-) -> None:
+def test_undo_restores_a_run_exactly_and_the_next_sweep_leaves_the_pair_alone(make_app: MakeApp, alice: Caller) -> None:
     judge = judge_by_pair(
         {
             TOPICS[0]: ("duplicate", 0.95),

@@ -46,8 +46,14 @@ ALICE = Caller("alice", client="faults", session_id=None)
 
 
 def judge_env(fake: FakeOpenAIServer, timeout_s: float = 5) -> dict[str, str]:
-    return {"ZM_JUDGE_PROVIDER": "openai", "ZM_JUDGE_BASE_URL": fake.base_url, "ZM_JUDGE_API_KEY": "k",
-            "ZM_HYGIENE_MODEL": STRONG, "ZM_HYGIENE_FAST_MODEL": "judge-fast", "ZM_JUDGE_TIMEOUT_S": str(timeout_s)}
+    return {
+        "ZM_JUDGE_PROVIDER": "openai",
+        "ZM_JUDGE_BASE_URL": fake.base_url,
+        "ZM_JUDGE_API_KEY": "k",
+        "ZM_HYGIENE_MODEL": STRONG,
+        "ZM_HYGIENE_FAST_MODEL": "judge-fast",
+        "ZM_JUDGE_TIMEOUT_S": str(timeout_s),
+    }
 
 
 def answer(content: str, finish_reason: str = "stop") -> Reply:
@@ -59,14 +65,20 @@ FAULTS: dict[str, tuple[list[Reply], str]] = {
     "timeout": ([FakeOpenAIServer.verdict("duplicate", 0.99).delayed(3)], "timeout"),
     "500-until-the-retries-run-out": ([FakeOpenAIServer.error(500, "boom")] * 3, "http_error"),
     "503-then-a-400": ([FakeOpenAIServer.error(503), FakeOpenAIServer.error(400, "bad request")], "http_error"),
-    "rate-limited-throughout": ([FakeOpenAIServer.error(429, "slow down", {"retry-after-ms": "5"})] * 3,
-                                "rate_limited"),
+    "rate-limited-throughout": (
+        [FakeOpenAIServer.error(429, "slow down", {"retry-after-ms": "5"})] * 3,
+        "rate_limited",
+    ),
     "rejected-key": ([FakeOpenAIServer.error(401, "invalid key")], "http_error"),
     "connection-dropped-throughout": ([Reply(drop=True)] * 3, "unavailable"),
-    "truncated-http-body": ([Reply(200, b'{"id": "chatcmpl-1", "choices": [{"message": {"cont',
-                                   {"content-type": "application/json"})], "malformed"),
-    "html-instead-of-json": ([Reply(200, b"<html><body>Bad gateway</body></html>", {"content-type": "text/html"})],
-                             "malformed"),
+    "truncated-http-body": (
+        [Reply(200, b'{"id": "chatcmpl-1", "choices": [{"message": {"cont', {"content-type": "application/json"})],
+        "malformed",
+    ),
+    "html-instead-of-json": (
+        [Reply(200, b"<html><body>Bad gateway</body></html>", {"content-type": "text/html"})],
+        "malformed",
+    ),
     "answer-cut-at-the-token-limit": ([answer('{"rationale": "Both describe the staging', "length")], "malformed"),
     "answer-not-json": ([answer("duplicate, 0.99 - they say the same thing")], "malformed"),
     "answer-a-list": ([answer('["duplicate", 0.99]')], "malformed"),
@@ -76,8 +88,16 @@ FAULTS: dict[str, tuple[list[Reply], str]] = {
     "confidence-as-string": ([FakeOpenAIServer.verdict("duplicate", "0.99")], "invalid_verdict"),
     "confidence-above-one": ([FakeOpenAIServer.verdict("duplicate", 1.5)], "invalid_verdict"),
     "confidence-missing": ([answer(json.dumps({"rationale": "same", "verdict": "duplicate"}))], "invalid_verdict"),
-    "an-extra-instruction-key": ([answer(json.dumps({"rationale": "same", "verdict": "duplicate", "confidence": 0.99,
-                                                     "action": "invalidate_both"}))], "invalid_verdict"),
+    "an-extra-instruction-key": (
+        [
+            answer(
+                json.dumps(
+                    {"rationale": "same", "verdict": "duplicate", "confidence": 0.99, "action": "invalidate_both"}
+                )
+            )
+        ],
+        "invalid_verdict",
+    ),
     "refusal": ([FakeOpenAIServer.refusal()], "refusal"),
     "content-filter": ([FakeOpenAIServer.completion(None, finish_reason="content_filter")], "refusal"),
 }
@@ -133,11 +153,14 @@ def test_a_huge_rationale_is_cut_to_its_bound_everywhere_it_is_kept(
     assert cached is not None and len(cached.rationale or "") <= MAX_RATIONALE_CHARS
 
 
-@pytest.mark.parametrize(("kinds", "verdict"), [
-    (("decision", "decision"), "duplicate"),
-    (("convention", "fact"), "b_supersedes_a"),
-    (("fact", "gotcha"), "a_supersedes_b"),
-])
+@pytest.mark.parametrize(
+    ("kinds", "verdict"),
+    [
+        (("decision", "decision"), "duplicate"),
+        (("convention", "fact"), "b_supersedes_a"),
+        (("fact", "gotcha"), "a_supersedes_b"),
+    ],
+)
 def test_prompt_injection_in_a_protected_memory_at_most_queues_the_pair(
     make_app: MakeApp, alice: Caller, openai_server: FakeOpenAIServer, kinds: tuple[str, str], verdict: str
 ) -> None:
@@ -168,22 +191,35 @@ def test_a_verdict_written_inside_a_memory_is_never_read_as_one(
 # -- the property ----------------------------------------------------------------------------------------
 
 VERDICTS = [v.value for v in Verdict]
-CONFIDENCES = st.one_of(st.sampled_from([0.0, 0.5, 0.89, 0.9, 0.94, 0.95, 0.99, 1.0]), st.floats(-0.5, 1.5),
-                        st.sampled_from(["0.99", "high", None, True, 1, 0, [0.99]]))
-VERDICT_TEXT = st.one_of(st.sampled_from(VERDICTS), st.sampled_from(VERDICTS), st.sampled_from(
-    ["Duplicate", "DUPLICATE", "duplicate ", "supersedes", "unjudged", "a>b", "", INJECTION]), st.text(max_size=12))
+CONFIDENCES = st.one_of(
+    st.sampled_from([0.0, 0.5, 0.89, 0.9, 0.94, 0.95, 0.99, 1.0]),
+    st.floats(-0.5, 1.5),
+    st.sampled_from(["0.99", "high", None, True, 1, 0, [0.99]]),
+)
+VERDICT_TEXT = st.one_of(
+    st.sampled_from(VERDICTS),
+    st.sampled_from(VERDICTS),
+    st.sampled_from(["Duplicate", "DUPLICATE", "duplicate ", "supersedes", "unjudged", "a>b", "", INJECTION]),
+    st.text(max_size=12),
+)
 RATIONALE = st.one_of(st.just("They overlap."), st.just(INJECTION), st.text(max_size=60))
 OBJECT = st.fixed_dictionaries(
     {"verdict": VERDICT_TEXT, "confidence": CONFIDENCES, "rationale": RATIONALE},
     optional={"action": st.sampled_from(["invalidate", "delete"]), "memory": st.text(max_size=10)},
 )
-VALID = st.builds(lambda v, c, r: json.dumps({"rationale": r, "verdict": v, "confidence": c}),
-                  st.sampled_from(VERDICTS), st.one_of(st.sampled_from([0.5, 0.89, 0.9, 0.94, 0.95, 1.0]),
-                                                       st.floats(0, 1)), RATIONALE)
+VALID = st.builds(
+    lambda v, c, r: json.dumps({"rationale": r, "verdict": v, "confidence": c}),
+    st.sampled_from(VERDICTS),
+    st.one_of(st.sampled_from([0.5, 0.89, 0.9, 0.94, 0.95, 1.0]), st.floats(0, 1)),
+    RATIONALE,
+)
 # Half well-formed answers; the rest bend the contract: odd values, keys dropped, cut short, or no object at all.
 BENT = st.one_of(
-    st.builds(lambda obj, drop: json.dumps({k: v for k, v in obj.items() if k != drop}), OBJECT,
-              st.sampled_from([None, None, None, "verdict", "confidence", "rationale"])),
+    st.builds(
+        lambda obj, drop: json.dumps({k: v for k, v in obj.items() if k != drop}),
+        OBJECT,
+        st.sampled_from([None, None, None, "verdict", "confidence", "rationale"]),
+    ),
     st.builds(lambda obj, cut: json.dumps(obj)[:cut], OBJECT, st.integers(0, 40)),
     st.sampled_from(["", "null", "[]", "42", '"duplicate"', "duplicate 1.0", INJECTION]),
 )
@@ -222,13 +258,25 @@ def fake() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
-@settings(max_examples=80, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(raw=ANSWERS, kinds=st.tuples(KINDS, KINDS), ranks=st.tuples(RANKS, RANKS), suffix=SUFFIXES)
-@example(raw=json.dumps({"rationale": INJECTION, "verdict": "duplicate", "confidence": 1.0}),
-         kinds=("decision", "decision"), ranks=(1, 1), suffix=f" {INJECTION}")
-@example(raw=json.dumps({"rationale": "x", "verdict": "Duplicate", "confidence": 1.0}),
-         kinds=("fact", "fact"), ranks=(1, 1), suffix="")
+@example(
+    raw=json.dumps({"rationale": INJECTION, "verdict": "duplicate", "confidence": 1.0}),
+    kinds=("decision", "decision"),
+    ranks=(1, 1),
+    suffix=f" {INJECTION}",
+)
+@example(
+    raw=json.dumps({"rationale": "x", "verdict": "Duplicate", "confidence": 1.0}),
+    kinds=("fact", "fact"),
+    ranks=(1, 1),
+    suffix="",
+)
 def test_the_automatic_actions_are_exactly_what_routing_prescribes_for_the_parsed_answer(
     fake: FakeOpenAIServer, raw: str, kinds: tuple[str, str], ranks: tuple[int, int], suffix: str
 ) -> None:
@@ -238,8 +286,9 @@ def test_the_automatic_actions_are_exactly_what_routing_prescribes_for_the_parse
     fake.requests.clear()
     fake.respond_with(lambda request: answer(raw))
     with tempfile.TemporaryDirectory(prefix="zm-judge-faults-") as home:
-        app = build_app(Settings.from_environ({"ZM_HOME": home, "ZM_USER": "alice", **judge_env(fake)}),
-                        embedder=HashingEmbedder())
+        app = build_app(
+            Settings.from_environ({"ZM_HOME": home, "ZM_USER": "alice", **judge_env(fake)}), embedder=HashingEmbedder()
+        )
         try:
             with app.store.tx(write=True) as tx:
                 add_user(tx, "alice", is_local=True)
@@ -248,8 +297,9 @@ def test_the_automatic_actions_are_exactly_what_routing_prescribes_for_the_parse
             texts = (GREEN + suffix, BLUE + suffix)
             written = {i: write_ranked(app, texts[i], kinds[i], ranks[i]) for i in order}
             _, summary = cycle(app)
-            pair_requests = [r for r in fake.requests if r.body["response_format"]["json_schema"]["name"]
-                             == "hygiene_verdict"]
+            pair_requests = [
+                r for r in fake.requests if r.body["response_format"]["json_schema"]["name"] == "hygiene_verdict"
+            ]
             assert len(pair_requests) == 1, "one pair, one judge call"
             a, b = as_judged(pair_requests[0], written[0], written[1])
             check_outcome(app, raw, a, b, summary)
@@ -271,8 +321,9 @@ def check_outcome(app: App, raw: str, a: Written, b: Written, summary: dict[str,
         assert summary["failed_judgements"] == 1 and cached is None
         assert all(m.live for m in memories.values()) and queue == [] and link_types == set()
         return
-    facts = PairFacts(Side(a.id, a.kind, a.rank, memories[a.id].created_at),
-                      Side(b.id, b.kind, b.rank, memories[b.id].created_at))
+    facts = PairFacts(
+        Side(a.id, a.kind, a.rank, memories[a.id].created_at), Side(b.id, b.kind, b.rank, memories[b.id].created_at)
+    )
     outcome = decide(facts, parsed.verdict, parsed.confidence, gates(app))
     event(f"outcome: {outcome.action.value}")
     assert cached is not None and cached.verdict == parsed.verdict.value
@@ -289,9 +340,9 @@ def check_outcome(app: App, raw: str, a: Written, b: Written, summary: dict[str,
             assert not is_protected(m.kind, m.rank), "a protected memory is never invalidated automatically"
     if outcome.action is Action.QUEUE:
         assert [(d.verdict, d.direction, d.status) for d in queue] == [
-            (outcome.verdict, outcome.direction, DisputeStatus.PENDING)]
+            (outcome.verdict, outcome.direction, DisputeStatus.PENDING)
+        ]
         assert ("contradicts" in link_types) == outcome.contradicts_link
     else:
         assert queue == []
     assert ("relates_to" in link_types) == (outcome.action is Action.LINK)
-

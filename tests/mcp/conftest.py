@@ -72,8 +72,9 @@ class ClientPool:
 
     async def _hold(self, key: tuple[str, str, str], *, task_status: TaskStatus[Client]) -> None:
         user, transport, mode = key
-        async with connect(self.deployment, transport, mode, user=user,
-                           client_name=f"pytest-{transport}-{mode}") as client:
+        async with connect(
+            self.deployment, transport, mode, user=user, client_name=f"pytest-{transport}-{mode}"
+        ) as client:
             task_status.started(client)
             await self.closing.wait()
 
@@ -102,5 +103,3 @@ async def client(pool: ClientPool, via: tuple[str, str]) -> Client:
 async def bob(pool: ClientPool, via: tuple[str, str]) -> Client:
     """bob's connection over the same transport and mode as ``client``."""
     return await pool.get("bob", *via)
-
-

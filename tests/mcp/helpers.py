@@ -46,8 +46,7 @@ class Deployment:
 
 def base_env(home: Path) -> dict[str, str]:
     """Only what the server needs: nothing from the developer's own ZM_* settings leaks in."""
-    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ZM_HOME": str(home / "data"),
-            "LANG": "C.UTF-8"}
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ZM_HOME": str(home / "data"), "LANG": "C.UTF-8"}
 
 
 def zm(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -78,8 +77,9 @@ def start_server(env: dict[str, str], log: Path, *args: str) -> tuple[subprocess
     """``zm serve`` on a free loopback port, answering /healthz."""
     port = free_port()
     with log.open("wb") as out:
-        process = subprocess.Popen([ZM, "serve", "--port", str(port), *args], env=env, stdout=out,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [ZM, "serve", "--port", str(port), *args], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(url, process, log)

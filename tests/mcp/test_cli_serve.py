@@ -24,20 +24,32 @@ def test_zm_mcp_refuses_an_unknown_user_in_one_line(deployment: Deployment) -> N
 
 def test_a_non_loopback_bind_warns_and_allowed_hosts_admit_a_proxy_name(deployment: Deployment) -> None:
     log = deployment.home / "serve-public.log"
-    process, url = start_server({**deployment.env, "ZM_ALLOWED_HOSTS": "zm.example.com"}, log,
-                                "--host", "0.0.0.0")
+    process, url = start_server({**deployment.env, "ZM_ALLOWED_HOSTS": "zm.example.com"}, log, "--host", "0.0.0.0")
     try:
         output = log.read_text()
         assert "listening on http://0.0.0.0:" in output
         assert "warning: bound to 0.0.0.0" in output and "TLS" in output
 
         def status(host: str) -> int:
-            return httpx.post(f"{url}/mcp", headers={
-                "Host": host, "Authorization": f"Bearer {deployment.tokens['alice']}",
-                "Accept": "application/json, text/event-stream"}, json={
-                "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "proxy-test", "version": "1"}}}, timeout=10).status_code
+            return httpx.post(
+                f"{url}/mcp",
+                headers={
+                    "Host": host,
+                    "Authorization": f"Bearer {deployment.tokens['alice']}",
+                    "Accept": "application/json, text/event-stream",
+                },
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "proxy-test", "version": "1"},
+                    },
+                },
+                timeout=10,
+            ).status_code
 
         assert status("zm.example.com") == 200
         assert status("127.0.0.1:8787") == 200

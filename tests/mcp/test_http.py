@@ -11,9 +11,10 @@ from tests.mcp.helpers import Deployment, connect
 pytestmark = pytest.mark.slow
 
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "raw-http", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-http", "version": "1"}},
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -27,15 +28,19 @@ def test_healthz_needs_no_token(http_server: Deployment) -> None:
     assert response.status_code == 200 and response.json()["status"] == "ok"
 
 
-@pytest.mark.parametrize("authorization", [
-    None,
-    "Bearer zm_000000000000_notavalidsecretnotavalidsecretnotavalidsec",
-    "Bearer",
-    "Basic YWxpY2U6cGFzcw==",
-    "Token {alice}",
-    "Bearer {alice} extra",
-    "{alice}",
-], ids=["missing", "wrong", "scheme-only", "basic", "other-scheme", "two-words", "no-scheme"])
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "Bearer zm_000000000000_notavalidsecretnotavalidsecretnotavalidsec",
+        "Bearer",
+        "Basic YWxpY2U6cGFzcw==",
+        "Token {alice}",
+        "Bearer {alice} extra",
+        "{alice}",
+    ],
+    ids=["missing", "wrong", "scheme-only", "basic", "other-scheme", "two-words", "no-scheme"],
+)
 def test_a_missing_wrong_or_malformed_token_is_a_bare_401(http_server: Deployment, authorization: str | None) -> None:
     headers = {} if authorization is None else {"Authorization": authorization.format(**http_server.tokens)}
     response = post(http_server, headers)
@@ -52,8 +57,11 @@ def test_a_wrong_secret_for_a_real_token_id_is_a_bare_401(http_server: Deploymen
 
 
 def test_two_authorization_headers_are_refused(http_server: Deployment) -> None:
-    headers = [("Authorization", f"Bearer {http_server.tokens['alice']}"),
-               ("Authorization", f"Bearer {http_server.tokens['bob']}"), *ACCEPT.items()]
+    headers = [
+        ("Authorization", f"Bearer {http_server.tokens['alice']}"),
+        ("Authorization", f"Bearer {http_server.tokens['bob']}"),
+        *ACCEPT.items(),
+    ]
     response = httpx.post(f"{http_server.url}/mcp", json=INITIALIZE, headers=headers, timeout=10)
     assert response.status_code == 401
 
@@ -69,25 +77,41 @@ def test_another_users_token_cannot_use_a_session(http_server: Deployment) -> No
     opened = post(http_server, {"Authorization": f"Bearer {http_server.tokens['alice']}"})
     session = opened.headers["mcp-session-id"]
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
-    hijack = post(http_server, {"Authorization": f"Bearer {http_server.tokens['bob']}", "mcp-session-id": session,
-                                "mcp-protocol-version": "2025-11-25"}, listing)
+    hijack = post(
+        http_server,
+        {
+            "Authorization": f"Bearer {http_server.tokens['bob']}",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+        },
+        listing,
+    )
     assert hijack.status_code == 404
 
 
-@pytest.mark.parametrize(("host", "status"), [
-    ("127.0.0.1:{port}", 200), ("localhost:{port}", 200), ("localhost", 200), ("127.0.0.1:1", 200),
-    ("attacker.example:{port}", 421), ("attacker.example", 421),
-])
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:{port}", 200),
+        ("localhost:{port}", 200),
+        ("localhost", 200),
+        ("127.0.0.1:1", 200),
+        ("attacker.example:{port}", 421),
+        ("attacker.example", 421),
+    ],
+)
 def test_the_host_check_admits_loopback_names_on_any_port(http_server: Deployment, host: str, status: int) -> None:
     port = http_server.url.rsplit(":", 1)[1]
-    response = post(http_server, {"Authorization": f"Bearer {http_server.tokens['alice']}",
-                                  "Host": host.format(port=port)})
+    response = post(
+        http_server, {"Authorization": f"Bearer {http_server.tokens['alice']}", "Host": host.format(port=port)}
+    )
     assert response.status_code == status
 
 
 def test_a_foreign_origin_is_refused(http_server: Deployment) -> None:
-    response = post(http_server, {"Authorization": f"Bearer {http_server.tokens['alice']}",
-                                  "Origin": "http://attacker.example"})
+    response = post(
+        http_server, {"Authorization": f"Bearer {http_server.tokens['alice']}", "Origin": "http://attacker.example"}
+    )
     assert response.status_code == 403
 
 
@@ -97,5 +121,8 @@ async def test_the_sdk_client_cannot_connect_with_a_wrong_token(http_server: Dep
     with pytest.raises(BaseException) as raised:
         async with connect(http_server, "http", mode, token="zm_000000000000_wrong"):
             pass
-    assert raised.group_contains(MCPError) if isinstance(raised.value, BaseExceptionGroup) else \
-        isinstance(raised.value, MCPError)
+    assert (
+        raised.group_contains(MCPError)
+        if isinstance(raised.value, BaseExceptionGroup)
+        else isinstance(raised.value, MCPError)
+    )

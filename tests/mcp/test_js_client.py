@@ -29,8 +29,9 @@ def node() -> str:
     if not (JS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         npm = shutil.which("npm")
         assert npm is not None, "node is installed but npm is not: install npm to run the TypeScript client test"
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_DIR, check=True,
-                       timeout=300)
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_DIR, check=True, timeout=300
+        )
     return found
 
 
@@ -41,8 +42,9 @@ def run_client(node: str, env: dict[str, str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(node: str, http_server: Deployment,
-                                                                    transport: str) -> None:
+def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(
+    node: str, http_server: Deployment, transport: str
+) -> None:
     tag = unique().strip("[]")
     env = {**http_server.env, "ZM_JS_TRANSPORT": transport, "ZM_JS_TAG": tag}
     if transport == "stdio":
@@ -52,8 +54,16 @@ def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(node: str, ht
     report = run_client(node, env)
 
     assert report["server"]["name"] == "zero-memory"
-    assert {"remember", "recall", "get_memory", "forget", "restore_memory", "close_loop", "move_memories",
-            "link"} <= set(report["tools"])
+    assert {
+        "remember",
+        "recall",
+        "get_memory",
+        "forget",
+        "restore_memory",
+        "close_loop",
+        "move_memories",
+        "link",
+    } <= set(report["tools"])
     assert report["recallAnnotations"]["readOnlyHint"] is True and report["recallHasOutputSchema"] is True
     written = report["remember"]
     assert not written["isError"] and written["structured"]["status"] == "created"

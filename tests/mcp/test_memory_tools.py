@@ -13,8 +13,7 @@ from tests.mcp.helpers import call_error, call_ok, text_of, unique
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-MEMORY_TOOLS = {"remember", "recall", "get_memory", "forget", "restore_memory", "close_loop", "move_memories",
-                "link"}
+MEMORY_TOOLS = {"remember", "recall", "get_memory", "forget", "restore_memory", "close_loop", "move_memories", "link"}
 
 
 async def remember(client: Client, content: str, kind: str = "fact", **fields: object) -> dict[str, Any]:
@@ -35,8 +34,14 @@ async def test_the_memory_tools_are_listed_with_schemas_and_hints(client: Client
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert tool.input_schema["additionalProperties"] is False
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-    hints = {name: (tools[name].annotations.read_only_hint, tools[name].annotations.destructive_hint,  # type: ignore[union-attr]
-                    tools[name].annotations.idempotent_hint) for name in MEMORY_TOOLS}  # type: ignore[union-attr]
+    hints = {
+        name: (
+            tools[name].annotations.read_only_hint,
+            tools[name].annotations.destructive_hint,  # type: ignore[union-attr]
+            tools[name].annotations.idempotent_hint,
+        )
+        for name in MEMORY_TOOLS
+    }  # type: ignore[union-attr]
     assert hints == {
         "remember": (False, False, True),
         "recall": (True, False, True),
@@ -51,8 +56,9 @@ async def test_the_memory_tools_are_listed_with_schemas_and_hints(client: Client
 
 async def test_remember_creates_a_memory_in_the_hinted_project(client: Client) -> None:
     content = unique("The API gateway terminates TLS; services behind it speak plain HTTP")
-    result = await client.call_tool("remember", {"content": content, "kind": "fact",
-                                                 "project_hint": "/work/src/gateway", "session_id": unique("s")})
+    result = await client.call_tool(
+        "remember", {"content": content, "kind": "fact", "project_hint": "/work/src/gateway", "session_id": unique("s")}
+    )
     assert not result.is_error
     out = result.structured_content
     assert out is not None
@@ -73,8 +79,9 @@ async def test_remembering_the_same_text_again_is_absorbed(client: Client) -> No
 
 async def test_a_declared_supersede_retires_the_old_memory(client: Client) -> None:
     old = await remember(client, unique("The CI runs on Node 18"))
-    new = await remember(client, unique("The CI runs on Node 20 since the upgrade"),
-                         links=[{"type": "supersedes", "dst": old["id"]}])
+    new = await remember(
+        client, unique("The CI runs on Node 20 since the upgrade"), links=[{"type": "supersedes", "dst": old["id"]}]
+    )
     assert new["superseded"] == [old["id"]] and new["similar_existing"] == []
     retired = await call_ok(client, "get_memory", {"id": old["id"]})
     assert retired["memory"]["status"] == "invalidated"
@@ -86,21 +93,31 @@ async def test_a_declared_supersede_retires_the_old_memory(client: Client) -> No
 
 
 async def test_a_missing_supersede_target_is_skipped_and_reported(client: Client) -> None:
-    out = await remember(client, unique("Feature flags live in flags.yaml"),
-                         links=[{"type": "supersedes", "dst": "mem_00000000000000000000000000"}])
+    out = await remember(
+        client,
+        unique("Feature flags live in flags.yaml"),
+        links=[{"type": "supersedes", "dst": "mem_00000000000000000000000000"}],
+    )
     assert out["status"] == "created"
-    assert out["skipped_links"] == [{"dst": "mem_00000000000000000000000000", "type": "supersedes",
-                                     "reason": "missing"}]
+    assert out["skipped_links"] == [
+        {"dst": "mem_00000000000000000000000000", "type": "supersedes", "reason": "missing"}
+    ]
 
 
 async def test_a_close_memory_comes_back_as_similar_existing_with_a_hint(client: Client) -> None:
     tag = unique()
-    first = await remember(client, f"The staging database runs PostgreSQL 15 on port 5433 {tag}",
-                           session_id=unique("s"))
-    result = await client.call_tool("remember", {
-        "content": f"Staging uses PostgreSQL 15, listening on port 5433 {tag}", "kind": "fact",
-        "scope": "personal", "session_id": unique("s"),
-    })
+    first = await remember(
+        client, f"The staging database runs PostgreSQL 15 on port 5433 {tag}", session_id=unique("s")
+    )
+    result = await client.call_tool(
+        "remember",
+        {
+            "content": f"Staging uses PostgreSQL 15, listening on port 5433 {tag}",
+            "kind": "fact",
+            "scope": "personal",
+            "session_id": unique("s"),
+        },
+    )
     out = result.structured_content
     assert out is not None and out["status"] == "created"
     assert first["id"] in [m["id"] for m in out["similar_existing"]]
@@ -109,8 +126,9 @@ async def test_a_close_memory_comes_back_as_similar_existing_with_a_hint(client:
 
 
 async def test_a_core_write_from_a_project_is_routed_to_the_project(client: Client) -> None:
-    out = await remember(client, unique("Our deploy script lives in ops/deploy.sh"), scope="core",
-                         project_hint="/work/src/shop")
+    out = await remember(
+        client, unique("Our deploy script lives in ops/deploy.sh"), scope="core", project_hint="/work/src/shop"
+    )
     assert out["scope"] == "proj.alice.shop"
     assert out["routed_to_project"]["project"] == "proj.alice.shop"
     assert out["routed_to_project"]["reason"]
@@ -118,10 +136,19 @@ async def test_a_core_write_from_a_project_is_routed_to_the_project(client: Clie
 
 async def test_recall_finds_memories_and_links_each_hit_to_its_resource(client: Client) -> None:
     tag = unique()
-    written = await remember(client, f"Use ruff for linting and formatting Python code {tag}", "convention",
-                             project_hint="/work/src/toolbox")
-    result = await client.call_tool("recall", {"query": f"python linting {tag}", "project_hint": "/work/src/toolbox",
-                                               "scopes": ["*"], "limit": 5, "session_id": unique("s")})
+    written = await remember(
+        client, f"Use ruff for linting and formatting Python code {tag}", "convention", project_hint="/work/src/toolbox"
+    )
+    result = await client.call_tool(
+        "recall",
+        {
+            "query": f"python linting {tag}",
+            "project_hint": "/work/src/toolbox",
+            "scopes": ["*"],
+            "limit": 5,
+            "session_id": unique("s"),
+        },
+    )
     assert not result.is_error
     hits = result.structured_content["hits"]  # type: ignore[index]
     hit = next(hit for hit in hits if hit["id"] == written["id"])
@@ -157,8 +184,13 @@ async def test_forget_and_restore_are_reversible_and_idempotent(client: Client) 
     tag = unique()
     written = await remember(client, f"The cache TTL is five minutes {tag}")
     forgotten = await call_ok(client, "forget", {"id": written["id"], "reason": "wrong"})
-    assert forgotten == {"id": written["id"], "status": "invalidated", "changed": True,
-                         "invalidated_reason": "forgotten", "removed_links": []}
+    assert forgotten == {
+        "id": written["id"],
+        "status": "invalidated",
+        "changed": True,
+        "invalidated_reason": "forgotten",
+        "removed_links": [],
+    }
     assert (await call_ok(client, "forget", {"id": written["id"]}))["changed"] is False
     recalled = await call_ok(client, "recall", {"query": f"cache TTL {tag}", "scopes": ["personal"]})
     assert written["id"] not in [hit["id"] for hit in recalled["hits"]]
@@ -182,8 +214,9 @@ async def test_move_memories_moves_reports_unchanged_and_continues_past_failures
     first = await remember(client, unique("Graphs are drawn with matplotlib"))
     second = await remember(client, unique("Plots use the viridis colormap"))
     missing = "mem_00000000000000000000000001"
-    out = await call_ok(client, "move_memories", {"ids": [first["id"], missing, second["id"]],
-                                                  "project_hint": "/work/src/plots"})
+    out = await call_ok(
+        client, "move_memories", {"ids": [first["id"], missing, second["id"]], "project_hint": "/work/src/plots"}
+    )
     assert out["scope"] == "proj.alice.plots"
     assert out["moved"] == [first["id"], second["id"]]
     assert [f["id"] for f in out["failed"]] == [missing] and out["failed"][0]["error"].startswith("not_found:")
@@ -196,7 +229,11 @@ async def test_link_relates_two_memories_once(client: Client) -> None:
     a = await remember(client, unique("Retries use exponential backoff"))
     b = await remember(client, unique("The HTTP client times out after 10 seconds"))
     assert await call_ok(client, "link", {"src": a["id"], "dst": b["id"], "type": "relates_to"}) == {
-        "src": a["id"], "dst": b["id"], "type": "relates_to", "created": True}
+        "src": a["id"],
+        "dst": b["id"],
+        "type": "relates_to",
+        "created": True,
+    }
     assert (await call_ok(client, "link", {"src": a["id"], "dst": b["id"], "type": "relates_to"}))["created"] is False
     row = await call_ok(client, "get_memory", {"id": a["id"]})
     assert [(lk["type"], lk["dst"]) for lk in row["links"]] == [("relates_to", b["id"])]
@@ -205,7 +242,8 @@ async def test_link_relates_two_memories_once(client: Client) -> None:
 async def test_an_explicit_session_id_attaches_on_the_first_hint(client: Client) -> None:
     session = unique("conversation")
     await call_ok(client, "recall", {"query": "anything", "project_hint": "/work/src/billing", "session_id": session})
-    out = await call_ok(client, "remember", {"content": unique("Invoices are numbered per year"), "kind": "fact",
-                                             "session_id": session})
+    out = await call_ok(
+        client, "remember", {"content": unique("Invoices are numbered per year"), "kind": "fact", "session_id": session}
+    )
     assert out["scope"] == "proj.alice.billing"
     assert out["session"] == {"attached_project": "proj.alice.billing", "session_id": session}

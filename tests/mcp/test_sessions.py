@@ -15,8 +15,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("via", ALL_CONNECTIONS)
-async def test_the_transport_session_attaches_on_the_first_hint(http_server: Deployment,
-                                                                via: tuple[str, str]) -> None:
+async def test_the_transport_session_attaches_on_the_first_hint(http_server: Deployment, via: tuple[str, str]) -> None:
     transport, mode = via
     async with connect(http_server, transport, mode, client_name="session-test") as client:
         recalled = await call_ok(client, "recall", {"query": "start of a task", "project_hint": "/work/src/orders"})

@@ -77,8 +77,6 @@ def with_test_tools(app: App) -> tuple[ZMServer, Toolset]:
     return server, toolset
 
 
-
-
 async def test_a_tool_result_has_structured_content_and_its_text_mirror(app: App) -> None:
     server, _ = with_test_tools(app)
     async with Client(server) as client:
@@ -138,17 +136,31 @@ async def test_an_http_server_refuses_a_call_without_an_authenticated_user(app: 
 async def test_the_caller_is_the_transports_user_whatever_the_arguments_say(app: App) -> None:
     server, _ = with_test_tools(app)
     async with Client(server) as client:
-        result = await client.call_tool("remember", {
-            "content": "Mine", "kind": "fact", "scope": "personal",
-            "source": {"client": "impostor", "client_session_id": "theirs"}})
+        result = await client.call_tool(
+            "remember",
+            {
+                "content": "Mine",
+                "kind": "fact",
+                "scope": "personal",
+                "source": {"client": "impostor", "client_session_id": "theirs"},
+            },
+        )
     assert result.structured_content is not None and result.structured_content["scope"] == "user.alice"
 
 
 def test_every_tools_module_is_served(app: App) -> None:
     assert "zero_memory.mcp.tools_memory" in [module.__name__ for module in tool_modules()]
     server = build_server(app)
-    assert {"remember", "recall", "get_memory", "forget", "restore_memory", "close_loop", "move_memories",
-            "link"} <= set(server.specs)
+    assert {
+        "remember",
+        "recall",
+        "get_memory",
+        "forget",
+        "restore_memory",
+        "close_loop",
+        "move_memories",
+        "link",
+    } <= set(server.specs)
 
 
 def test_a_tool_name_is_served_once(app: App) -> None:
@@ -160,11 +172,13 @@ def test_a_tool_name_is_served_once(app: App) -> None:
 def test_a_tool_must_declare_its_argument_and_result_models() -> None:
     toolset = Toolset()
     with pytest.raises(TypeError, match="ToolArgs"):
+
         @toolset.tool(title="Bad")
         def bad(call: ToolCall, args: dict) -> Echo:  # type: ignore[type-arg]
             raise AssertionError
 
     with pytest.raises(TypeError, match="pydantic model"):
+
         @toolset.tool(title="Bad")
         def worse(call: ToolCall, args: EchoArgs) -> dict:  # type: ignore[type-arg]
             raise AssertionError
@@ -175,10 +189,18 @@ def test_an_error_that_would_quote_a_credential_is_reworded() -> None:
     assert text.startswith("not_found: ") and GITHUB_TOKEN[4:] not in text
 
 
-@pytest.mark.parametrize(("header", "token"), [
-    (b"Bearer abc", "abc"), (b"bearer abc", "abc"), (b"Bearer   abc", "abc"), (b"Bearer", None),
-    (b"Bearer a b", None), (b"Basic abc", None), (b"Bearer " + b"x" * 600, None),
-])
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        (b"Bearer abc", "abc"),
+        (b"bearer abc", "abc"),
+        (b"Bearer   abc", "abc"),
+        (b"Bearer", None),
+        (b"Bearer a b", None),
+        (b"Basic abc", None),
+        (b"Bearer " + b"x" * 600, None),
+    ],
+)
 def test_bearer_token_parsing(header: bytes, token: str | None) -> None:
     assert bearer_token({"type": "http", "headers": [(b"authorization", header)]}) == token
 
@@ -206,8 +228,9 @@ def test_the_client_name_falls_back_to_the_user_agent_then_unknown() -> None:
     from zero_memory.mcp.identity import client_name
 
     anonymous = SimpleNamespace(session=SimpleNamespace(client_params=None))
-    named = SimpleNamespace(session=SimpleNamespace(client_params=SimpleNamespace(
-        client_info=SimpleNamespace(name="claude-code\n"))))
+    named = SimpleNamespace(
+        session=SimpleNamespace(client_params=SimpleNamespace(client_info=SimpleNamespace(name="claude-code\n")))
+    )
     assert client_name(anonymous, "curl/8.5.0") == "curl/8.5.0"  # type: ignore[arg-type]
     assert client_name(anonymous, None) == "unknown"  # type: ignore[arg-type]
     assert client_name(named, "curl/8.5.0") == "claude-code"  # type: ignore[arg-type]

@@ -11,15 +11,27 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("via", ALL_CONNECTIONS)
-async def test_calls_are_recorded_with_the_client_name(http_server: Deployment, store: Store,
-                                                       via: tuple[str, str]) -> None:
+async def test_calls_are_recorded_with_the_client_name(
+    http_server: Deployment, store: Store, via: tuple[str, str]
+) -> None:
     name = unique("usage-client").replace(" ", "")
     async with connect(http_server, *via, client_name=name) as client:
-        old = await call_ok(client, "remember", {"content": unique("Builds use Bazel"), "kind": "fact",
-                                                 "scope": "personal", "session_id": unique("s")})
-        new = await call_ok(client, "remember", {"content": unique("Builds use Buck2 now"), "kind": "fact",
-                                                 "scope": "personal", "session_id": unique("s"),
-                                                 "links": [{"type": "supersedes", "dst": old["id"]}]})
+        old = await call_ok(
+            client,
+            "remember",
+            {"content": unique("Builds use Bazel"), "kind": "fact", "scope": "personal", "session_id": unique("s")},
+        )
+        new = await call_ok(
+            client,
+            "remember",
+            {
+                "content": unique("Builds use Buck2 now"),
+                "kind": "fact",
+                "scope": "personal",
+                "session_id": unique("s"),
+                "links": [{"type": "supersedes", "dst": old["id"]}],
+            },
+        )
         row = await call_ok(client, "get_memory", {"id": new["id"]})
         await call_error(client, "recall", {"query": "q", "bogus": True})
         await call_error(client, "forget", {"id": "mem_01zzzzzzzzzzzzzzzzzzzzzzzx"})
@@ -42,4 +54,5 @@ async def test_bobs_calls_are_recorded_as_bob(http_server: Deployment, store: St
         await call_ok(client, "recall", {"query": "anything"})
     with store.tx() as tx:
         assert [(e["user_id"], e["tool"]) for e in tx.usage_events(tool="recall") if e["client"] == name] == [
-            ("bob", "recall")]
+            ("bob", "recall")
+        ]

@@ -57,27 +57,21 @@ DETECTED = [
         "GH_TOKEN=github" + "_pat_" + "11ABCDEFG0" + "aB3dE5gH7jK9mN" + "_" + "q2R4t6V8x0Z" * 5 + "abcd",
         id="github-fine-grained",
     ),
-    pytest.param(
-        "slack_token", "bot token xo" + "xb-" + "123456789012-1234567890123-" + "aBcD3fGh1jKl", id="slack"
-    ),
+    pytest.param("slack_token", "bot token xo" + "xb-" + "123456789012-1234567890123-" + "aBcD3fGh1jKl", id="slack"),
     pytest.param(
         "slack_webhook",
         "post to https://hooks.slack" + ".com/services/" + "T0ABCDEF1/B0ABCDEF2/" + "q9W8e7R6t5Y4u3I2o1P0",
         id="slack-webhook",
     ),
     pytest.param("stripe_key", "STRIPE_KEY=sk" + "_live_" + "51HxQ2eZvKYlo2C8" + "aB3dE5gH", id="stripe"),
-    pytest.param(
-        "stripe_key", "restricted rk" + "_live_" + "51HxQ2eZvKYlo2C8" + "aB3dE5gH", id="stripe-restricted"
-    ),
+    pytest.param("stripe_key", "restricted rk" + "_live_" + "51HxQ2eZvKYlo2C8" + "aB3dE5gH", id="stripe-restricted"),
     pytest.param(
         "openai_key",
         "sk-" + "aB3dE5gH7jK9mN1pQ2rS" + "T3Blbk" + "FJ" + "tU4vW6xY8zA0bC2dE4fG",
         id="openai-legacy",
     ),
     pytest.param("openai_key", "OPENAI_API_KEY=sk-" + "proj-" + "Zx9_Qw-8Er7Ty6" * 6, id="openai-project"),
-    pytest.param(
-        "anthropic_key", "key sk-" + "ant-" + "api03-" + "Zx9_Qw-8Er7Ty6Ui" * 6 + "AA", id="anthropic"
-    ),
+    pytest.param("anthropic_key", "key sk-" + "ant-" + "api03-" + "Zx9_Qw-8Er7Ty6Ui" * 6 + "AA", id="anthropic"),
     pytest.param("google_api_key", "?key=AI" + "za" + "SyB1c2D3e4F5g6H7i8J9k0L-m_N1o2P3q4r", id="google"),
     pytest.param("jwt", "Authorization: Bearer " + FAKE_JWT, id="jwt"),
     pytest.param("private_key", "the deploy key:\n" + pem("RSA PRIVATE KEY", FAKE_PEM_BODY), id="pem-rsa"),
@@ -99,40 +93,24 @@ DETECTED = [
 
 CLEAN = [
     pytest.param("fixed in 3f786850e387550fdab836ed7e6dc881de23001b, see abc1234", id="git-sha"),
-    pytest.param(
-        'aws key rotation landed in "3f786850e387550fdab836ed7e6dc881de23001b"', id="git-sha-near-aws"
-    ),
+    pytest.param('aws key rotation landed in "3f786850e387550fdab836ed7e6dc881de23001b"', id="git-sha-near-aws"),
     pytest.param("request id 550e8400-e29b-41d4-a716-446655440000 failed", id="uuid"),
     pytest.param("connect to postgres://localhost:5432/db", id="url-port-no-password"),
-    pytest.param(
-        "clone https://user@host/org/repo.git or ssh://git@github.com:22/org/repo", id="url-user-only"
-    ),
+    pytest.param("clone https://user@host/org/repo.git or ssh://git@github.com:22/org/repo", id="url-user-only"),
     pytest.param("git@github.com:org/repo.git and alice@example.com", id="scp-and-email"),
     pytest.param("http://[::1]:8080/health and http://host:8080/p?next=a@b", id="url-port-path"),
     pytest.param("format: postgres://user:password@host:5432/db", id="url-placeholder-word"),
-    pytest.param(
-        "postgres://app:${PGPASSWORD}@db/app or redis://:<password>@cache", id="url-placeholder-var"
-    ),
+    pytest.param("postgres://app:${PGPASSWORD}@db/app or redis://:<password>@cache", id="url-placeholder-var"),
     pytest.param("mysql://root:****@localhost and amqp://guest:xxxx@rabbit", id="url-placeholder-stars"),
-    pytest.param(
-        "a risk-free change; the task-proj-alpha-migration-for-the-billing-service-v2", id="sk-in-prose"
-    ),
-    pytest.param(
-        "Slack bot tokens start with xoxb- and Stripe live keys with sk_live_", id="prefixes-in-prose"
-    ),
-    pytest.param(
-        "Google keys start with AIza; JWT headers start with eyJhbGciOiJIUzI1NiJ9.", id="more-prefixes"
-    ),
-    pytest.param(
-        "the blob is " + base64.b64encode(bytes(range(256)) * 4).decode() + " in base64", id="base64"
-    ),
+    pytest.param("a risk-free change; the task-proj-alpha-migration-for-the-billing-service-v2", id="sk-in-prose"),
+    pytest.param("Slack bot tokens start with xoxb- and Stripe live keys with sk_live_", id="prefixes-in-prose"),
+    pytest.param("Google keys start with AIza; JWT headers start with eyJhbGciOiJIUzI1NiJ9.", id="more-prefixes"),
+    pytest.param("the blob is " + base64.b64encode(bytes(range(256)) * 4).decode() + " in base64", id="base64"),
     pytest.param(
         "deploy keys must be -----BEGIN OPENSSH PRIVATE KEY----- format; convert with ssh-keygen -p -m PEM",
         id="pem-header-in-prose",
     ),
-    pytest.param(
-        "Пароль хранится в Vault 🔐, 密码在保险库里 ✅ \u200fשלום\u200e \u202eevil\u202c", id="unicode"
-    ),
+    pytest.param("Пароль хранится в Vault 🔐, 密码在保险库里 ✅ \u200fשלום\u200e \u202eevil\u202c", id="unicode"),
     pytest.param("👩‍💻" * 500 + "\u0000\ufeff", id="emoji-and-odd-codepoints"),
     pytest.param("", id="empty"),
 ]
@@ -311,9 +289,7 @@ def _private_key(draw: st.DrawFn) -> tuple[str, str]:
 
 @st.composite
 def _url_credentials(draw: st.DrawFn) -> tuple[str, str]:
-    scheme = draw(
-        st.sampled_from(["postgres", "postgresql", "mysql", "redis", "amqp", "https", "mongodb+srv"])
-    )
+    scheme = draw(st.sampled_from(["postgres", "postgresql", "mysql", "redis", "amqp", "https", "mongodb+srv"]))
     user = draw(st.text(ALNUM + "._-", max_size=12))
     # Starts with a letter or digit and ends with a digit, so it is never a placeholder.
     first, last = draw(_chars(ALNUM, 1)), draw(_chars("0123456789", 1))
@@ -339,9 +315,7 @@ FORMATS = {
 @pytest.mark.parametrize("detector", FORMATS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), before=st.text(max_size=200), after=st.text(max_size=200))
-def test_the_error_never_contains_the_secret(
-    detector: str, data: st.DataObject, before: str, after: str
-) -> None:
+def test_the_error_never_contains_the_secret(detector: str, data: st.DataObject, before: str, after: str) -> None:
     embedded, secret = data.draw(FORMATS[detector])
     separators = st.sampled_from([" ", "\n", "\t", " (", ": "])
     text = before + data.draw(separators) + embedded + data.draw(separators) + after

@@ -81,10 +81,13 @@ def _invalidation_problems(memory: Memory, trail: list[AuditEntry]) -> Iterator[
     restored = max((e.seq for e in trail if e.action == "restore" and e.memory_ids == [memory.id]), default=-1)
     retirements = [e for e in trail if e.seq > restored and _retires(e, memory.id)]
     reason = memory.invalidated_reason.value if memory.invalidated_reason else None
-    if not any(e.payload.get("reason") == reason and e.payload.get("successor") == memory.superseded_by
-               for e in retirements):
-        yield (f"memory {memory.id}: invalidated ({reason}, superseded_by {memory.superseded_by}) "
-               "with no audit row that did it")
+    if not any(
+        e.payload.get("reason") == reason and e.payload.get("successor") == memory.superseded_by for e in retirements
+    ):
+        yield (
+            f"memory {memory.id}: invalidated ({reason}, superseded_by {memory.superseded_by}) "
+            "with no audit row that did it"
+        )
 
 
 def _retires(entry: AuditEntry, memory_id: str) -> bool:
@@ -107,8 +110,10 @@ def _link_problems(tx: Tx, memory: Memory, memories: dict[str, Memory]) -> Itera
             yield f"memory {memory.id}: {memory.invalidated_reason} by {successor} without an active supersedes link"
     for link in incoming:
         if memory.live or memory.superseded_by != link.src:
-            yield (f"link {link.id}: supersedes {memory.id} from {link.src}, but {memory.id} is "
-                   f"{memory.status.value} with superseded_by {memory.superseded_by}")
+            yield (
+                f"link {link.id}: supersedes {memory.id} from {link.src}, but {memory.id} is "
+                f"{memory.status.value} with superseded_by {memory.superseded_by}"
+            )
 
 
 def _auto_resolve_problems(tx: Tx, memories: dict[str, Memory]) -> Iterator[str]:
@@ -127,8 +132,10 @@ def _auto_resolve_problems(tx: Tx, memories: dict[str, Memory]) -> Iterator[str]
             continue
         still = not loser.live and loser.superseded_by == successor
         if not still and restores.get(loser_id, -1) < entry.seq:
-            yield f"{where}: half applied — the loser is {loser.status.value} " \
-                  f"(superseded_by {loser.superseded_by}) and was never restored"
+            yield (
+                f"{where}: half applied — the loser is {loser.status.value} "
+                f"(superseded_by {loser.superseded_by}) and was never restored"
+            )
 
 
 def _disputes(tx: Tx) -> Iterator[Dispute]:

@@ -84,8 +84,9 @@ async def _writer(service: Service, log: BurstLog, writer: int, seed: int, user:
                 content = f"{log.tag} w{writer} n{n}: {sentence(rng)}"
                 log.sent.add(content)
                 with anyio.fail_after(CALL_TIMEOUT_S):
-                    result = await client.call_tool("remember", {"content": content, "kind": "fact",
-                                                                 "scope": "personal"})
+                    result = await client.call_tool(
+                        "remember", {"content": content, "kind": "fact", "scope": "personal"}
+                    )
                 assert not result.is_error and result.structured_content is not None, result
                 assert result.structured_content["status"] == "created", result.structured_content
                 log.acked[result.structured_content["id"]] = content
@@ -94,8 +95,9 @@ async def _writer(service: Service, log: BurstLog, writer: int, seed: int, user:
         return
 
 
-async def burst_until_killed(service: Service, *, kill_after: int, writers: int = WRITERS, user: str = "alice",
-                             seed: int = 0) -> BurstLog:
+async def burst_until_killed(
+    service: Service, *, kill_after: int, writers: int = WRITERS, user: str = "alice", seed: int = 0
+) -> BurstLog:
     """Write from ``writers`` clients at once; SIGKILL the server after ``kill_after`` acknowledgements."""
     log = BurstLog(tag=f"burst-{uuid.uuid4().hex[:8]}")
     async with anyio.create_task_group() as tasks:
@@ -132,8 +134,9 @@ async def _read_back(service: Service, log: BurstLog, user: str) -> None:
         for memory_id, content in log.acked.items():
             got = await call_ok(client, "get_memory", {"id": memory_id})
             assert got["memory"]["content"] == content
-        after = await call_ok(client, "remember", {"content": f"{log.tag} after restart", "kind": "fact",
-                                                   "scope": "personal"})
+        after = await call_ok(
+            client, "remember", {"content": f"{log.tag} after restart", "kind": "fact", "scope": "personal"}
+        )
         assert after["status"] == "created"
 
 
@@ -152,8 +155,12 @@ def write_burst_cycle(service: Service, *, kill_after: int = 24, seed: int = 0) 
 TOPICS: list[tuple[str, str, str, float]] = [
     ("The staging database is green", "The staging database is blue", "contradiction", 0.92),
     ("The api listens on port 8080", "The api listens on port 9090", "duplicate", 0.97),
-    ("Deploys go through the release pipeline on Fridays", "Deploys go through the release pipeline on Mondays",
-     "b_supersedes_a", 0.97),
+    (
+        "Deploys go through the release pipeline on Fridays",
+        "Deploys go through the release pipeline on Mondays",
+        "b_supersedes_a",
+        0.97,
+    ),
     ("The web app is built with React 18", "The web app is built with React 19", "duplicate", 0.97),
     ("Alice prefers tabs for indentation", "Alice prefers spaces for indentation", "contradiction", 0.95),
     ("Our CI runner uses Ubuntu 22.04", "Our CI runner uses Ubuntu 24.04", "duplicate", 0.97),
@@ -190,7 +197,8 @@ class SlowJudge:
     def wait_for(self, count: int, timeout_s: float = 60) -> None:
         with self._changed:
             assert self._changed.wait_for(lambda: len(self.asked.get(self.phase, [])) >= count, timeout_s), (
-                f"the judge was asked {len(self.asked.get(self.phase, []))} times, expected {count}")
+                f"the judge was asked {len(self.asked.get(self.phase, []))} times, expected {count}"
+            )
 
 
 def judge_env(fake: FakeOpenAIServer) -> dict[str, str]:
@@ -222,8 +230,11 @@ async def _seed(client: Client) -> dict[str, str]:
     for a, b, _, _ in TOPICS:
         for text in (a, b):
             # A session of its own per write: two writes of one session this close would refine each other.
-            written = await call_ok(client, "remember", {"content": text, "kind": "fact", "scope": "personal",
-                                                          "session_id": f"seed-{uuid.uuid4().hex}"})
+            written = await call_ok(
+                client,
+                "remember",
+                {"content": text, "kind": "fact", "scope": "personal", "session_id": f"seed-{uuid.uuid4().hex}"},
+            )
             assert written["status"] == "created", written
             ids[text] = written["id"]
     return ids
@@ -309,7 +320,7 @@ def check_topics(service: Service, ids: dict[str, str]) -> None:
 
 def _all_pairs(ids: dict[str, str]) -> set[frozenset[str]]:
     texts = sorted(ids)
-    return {frozenset((x, y)) for i, x in enumerate(texts) for y in texts[i + 1:]}
+    return {frozenset((x, y)) for i, x in enumerate(texts) for y in texts[i + 1 :]}
 
 
 def _key(ids: dict[str, str], pair: frozenset[str]) -> str:

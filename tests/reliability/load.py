@@ -68,15 +68,13 @@ def pool(tag: str, user: str) -> list[str]:
     return [f"{tag} {user} shared {i}: {sentence(rng)}" for i in range(POOL_SIZE)]
 
 
-def _next_call(rng: random.Random, mix: Mix, shared: list[str], label: str,
-               project: str) -> tuple[str, dict[str, Any]]:
+def _next_call(rng: random.Random, mix: Mix, shared: list[str], label: str, project: str) -> tuple[str, dict[str, Any]]:
     draw = rng.random()
     if draw < mix.scan:
         return "scan_hygiene", {"wait": False}
     if draw < mix.scan + mix.remember:
         text = rng.choice(shared) if rng.random() < mix.repeat else f"{label}: {sentence(rng)}"
-        return "remember", {"content": text, "kind": rng.choice(("fact", "gotcha", "episode")),
-                            "project_hint": project}
+        return "remember", {"content": text, "kind": rng.choice(("fact", "gotcha", "episode")), "project_hint": project}
     return "recall", {"query": " ".join(rng.sample(WORDS, 3)), "project_hint": project}
 
 
@@ -120,8 +118,9 @@ async def _client(service: Service, log: LoadLog, n: int, user: str, deadline: f
         log.errors.append(f"client {n}: connection failed: {error!r}"[:400])
 
 
-async def drive(service: Service, *, clients: int, seconds: float, users: list[str], mix: Mix = Mix(),
-                seed: int = 0) -> LoadLog:
+async def drive(
+    service: Service, *, clients: int, seconds: float, users: list[str], mix: Mix = Mix(), seed: int = 0
+) -> LoadLog:
     """Run the load for ``seconds``; calls in flight at the end are waited for."""
     log = LoadLog(tag=f"load-{uuid.uuid4().hex[:8]}")
     log.started = time.monotonic()
@@ -133,8 +132,9 @@ async def drive(service: Service, *, clients: int, seconds: float, users: list[s
     return log
 
 
-def run(service: Service, *, clients: int, seconds: float, users: list[str], mix: Mix = Mix(),
-        seed: int = 0) -> LoadLog:
+def run(
+    service: Service, *, clients: int, seconds: float, users: list[str], mix: Mix = Mix(), seed: int = 0
+) -> LoadLog:
     return aio.run(lambda: drive(service, clients=clients, seconds=seconds, users=users, mix=mix, seed=seed))
 
 

@@ -47,8 +47,9 @@ class Healthy:
 @pytest.fixture
 def healthy(make_app: MakeApp, alice: Caller) -> Healthy:
     contradiction, duplicate, undone = TOPICS[0], TOPICS[1], TOPICS[3]
-    judge = judge_by_pair({contradiction: ("contradiction", 0.99), duplicate: ("duplicate", 0.97),
-                           undone: ("duplicate", 0.97)})
+    judge = judge_by_pair(
+        {contradiction: ("contradiction", 0.99), duplicate: ("duplicate", 0.97), undone: ("duplicate", 0.97)}
+    )
     app = make_app(judge_factory=factory(judge))
     green, blue = two(app, alice, contradiction)
     old_port, new_port = two(app, alice, duplicate)
@@ -84,8 +85,12 @@ def test_a_healthy_database_has_no_problems(healthy: Healthy) -> None:
     with healthy.app.store.tx() as tx:
         memories = list(tx.iter_memories())
     reasons = {m.invalidated_reason for m in memories if not m.live}
-    assert {InvalidationReason.SUPERSEDED, InvalidationReason.DUPLICATE, InvalidationReason.MERGED,
-            InvalidationReason.FORGOTTEN} <= reasons, "the healthy database must exercise every invariant"
+    assert {
+        InvalidationReason.SUPERSEDED,
+        InvalidationReason.DUPLICATE,
+        InvalidationReason.MERGED,
+        InvalidationReason.FORGOTTEN,
+    } <= reasons, "the healthy database must exercise every invariant"
 
 
 def test_a_memory_row_without_its_audit_row_is_reported(healthy: Healthy) -> None:
@@ -101,8 +106,9 @@ def test_a_memory_row_without_its_audit_row_is_reported(healthy: Healthy) -> Non
 
 
 def test_a_memory_without_its_vector_is_reported(healthy: Healthy) -> None:
-    found = broken(healthy, lambda tx: raw(tx)._exec("UPDATE memories SET embedding = NULL WHERE id = ?",
-                                                     (healthy.live,)))
+    found = broken(
+        healthy, lambda tx: raw(tx)._exec("UPDATE memories SET embedding = NULL WHERE id = ?", (healthy.live,))
+    )
     assert found == [f"memory {healthy.live}: no vector"]
 
 
@@ -119,8 +125,9 @@ def test_an_auto_resolve_half_undone_is_reported(healthy: Healthy) -> None:
 
 def test_an_invalidation_without_its_link_and_audit_row_is_reported(healthy: Healthy) -> None:
     def bare_invalidation(tx: Tx) -> None:
-        tx.set_status(healthy.live, Status.INVALIDATED, InvalidationReason.DUPLICATE, healthy.auto_winner,
-                      healthy.app.clock())
+        tx.set_status(
+            healthy.live, Status.INVALIDATED, InvalidationReason.DUPLICATE, healthy.auto_winner, healthy.app.clock()
+        )
 
     found = broken(healthy, bare_invalidation)
     assert any("without an active supersedes link" in p for p in found)
@@ -128,8 +135,10 @@ def test_an_invalidation_without_its_link_and_audit_row_is_reported(healthy: Hea
 
 
 def test_a_successor_that_does_not_exist_is_reported(healthy: Healthy) -> None:
-    found = broken(healthy, lambda tx: raw(tx)._exec("UPDATE memories SET superseded_by = 'mem_gone' WHERE id = ?",
-                                                     (healthy.auto_loser,)))
+    found = broken(
+        healthy,
+        lambda tx: raw(tx)._exec("UPDATE memories SET superseded_by = 'mem_gone' WHERE id = ?", (healthy.auto_loser,)),
+    )
     assert any("by missing successor mem_gone" in p for p in found)
 
 
@@ -140,16 +149,30 @@ def test_an_auto_resolve_of_a_missing_run_is_reported(healthy: Healthy) -> None:
 
 def _dispute(a: str, b: str | None, *, key: str | None = None) -> Dispute:
     return Dispute(
-        id=new_id("dsp"), owner="alice", shape=DisputeShape.PAIR, verdict="contradiction", origin="scan",
-        status=DisputeStatus.PENDING, memory_a=a, memory_b=b, pair_key=key or pair_key(a, b or ""),
+        id=new_id("dsp"),
+        owner="alice",
+        shape=DisputeShape.PAIR,
+        verdict="contradiction",
+        origin="scan",
+        status=DisputeStatus.PENDING,
+        memory_a=a,
+        memory_b=b,
+        pair_key=key or pair_key(a, b or ""),
         created_at=T0,
     )
 
 
 def _raise(tx: Tx, dispute: Dispute) -> None:
     assert tx.add_dispute(dispute)
-    tx.add_audit(actor="hygiene.scan", action="queue.raise", owner="alice", memory_ids=[dispute.memory_a],
-                 payload={"dispute_id": dispute.id}, run_id=None, at=T0)
+    tx.add_audit(
+        actor="hygiene.scan",
+        action="queue.raise",
+        owner="alice",
+        memory_ids=[dispute.memory_a],
+        payload={"dispute_id": dispute.id},
+        run_id=None,
+        at=T0,
+    )
 
 
 def test_a_queue_row_naming_a_missing_memory_is_reported(healthy: Healthy) -> None:
@@ -198,4 +221,3 @@ def test_assert_consistent_lists_every_problem(healthy: Healthy) -> None:
     broken(healthy, lambda tx: tx.add_dispute(_dispute(healthy.live, healthy.auto_winner)))
     with pytest.raises(AssertionError, match=r"inconsistent \(1 problems\):\ndispute dsp_"):
         assert_consistent(healthy.app.store)
-

@@ -49,8 +49,10 @@ from zero_memory.store import open_store
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 # Runs ``zm ARGS`` with the root logger at DEBUG on stderr: what an operator gets with debug logging on.
-DEBUG_ZM = ("import logging, sys; logging.basicConfig(level=logging.DEBUG, stream=sys.stderr); "
-            "from zero_memory.cli.main import main; sys.argv = ['zm', *sys.argv[1:]]; main()")
+DEBUG_ZM = (
+    "import logging, sys; logging.basicConfig(level=logging.DEBUG, stream=sys.stderr); "
+    "from zero_memory.cli.main import main; sys.argv = ['zm', *sys.argv[1:]]; main()"
+)
 
 PROVIDER_KEY = "sk-owner-" + secrets.token_urlsafe(24)
 SERVER_KEY = "sk-server-" + secrets.token_urlsafe(24)
@@ -72,8 +74,15 @@ class Transcript:
 
     def zm(self, label: str, *args: str, stdin: str | None = None, shown: str | None = None) -> tuple[int, str, str]:
         """``zm ARGS`` at debug level; its stdout and stderr are searched (less ``shown``, printed by design)."""
-        done = subprocess.run([sys.executable, "-c", DEBUG_ZM, *args], env=self.env, input=stdin, text=True,
-                              capture_output=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", DEBUG_ZM, *args],
+            env=self.env,
+            input=stdin,
+            text=True,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         out = done.stdout.replace(shown, "<shown once>") if shown else done.stdout
         self.seen[f"zm {label} stdout"] = out
         self.seen[f"zm {label} stderr"] = done.stderr
@@ -95,10 +104,22 @@ def transcript(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Transcript]
     home = tmp_path_factory.mktemp("zm-secrets")
     with FakeOpenAIServer() as provider:
         provider.respond_with(echo_the_key)
-        env = {**base_env(home), "ZM_SECRET_KEY": SECRET_KEY, "ZM_JUDGE_PROVIDER": "openai",
-               "ZM_JUDGE_BASE_URL": provider.base_url, "ZM_JUDGE_API_KEY": SERVER_KEY, "ZM_JUDGE_TIMEOUT_S": "5"}
-        kept = {"provider key": PROVIDER_KEY, "server judge key": SERVER_KEY, "ZM_SECRET_KEY": SECRET_KEY,
-                "GitHub token": GITHUB_TOKEN, "AWS key id": AWS_KEY_ID, "database password": DB_PASSWORD}
+        env = {
+            **base_env(home),
+            "ZM_SECRET_KEY": SECRET_KEY,
+            "ZM_JUDGE_PROVIDER": "openai",
+            "ZM_JUDGE_BASE_URL": provider.base_url,
+            "ZM_JUDGE_API_KEY": SERVER_KEY,
+            "ZM_JUDGE_TIMEOUT_S": "5",
+        }
+        kept = {
+            "provider key": PROVIDER_KEY,
+            "server judge key": SERVER_KEY,
+            "ZM_SECRET_KEY": SECRET_KEY,
+            "GitHub token": GITHUB_TOKEN,
+            "AWS key id": AWS_KEY_ID,
+            "database password": DB_PASSWORD,
+        }
         record = Transcript(home, env, provider, secrets=kept)
         yield record
 
@@ -128,20 +149,26 @@ def served(transcript: Transcript) -> Iterator[Served]:
     revoked = tokens["bob"]
     tokens["bob"] = issue(transcript, "bob", "token", "--revoke-others")
     tokens["revoked"] = revoked
-    code, out, err = transcript.zm("user key set", "user", "key", "set", "--user", "alice", "--provider", "openai",
-                                   stdin=PROVIDER_KEY)
+    code, out, err = transcript.zm(
+        "user key set", "user", "key", "set", "--user", "alice", "--provider", "openai", stdin=PROVIDER_KEY
+    )
     assert code == 0, err
     code, out, _ = transcript.zm("user key show", "user", "key", "show", "--user", "alice", "--provider", "openai")
     assert code == 0 and PROVIDER_KEY[-4:] in out
-    code, _, err = transcript.zm("remember secret", "remember", f"deploy with {GITHUB_TOKEN}", "--kind", "fact",
-                                 "--scope", "personal")
+    code, _, err = transcript.zm(
+        "remember secret", "remember", f"deploy with {GITHUB_TOKEN}", "--kind", "fact", "--scope", "personal"
+    )
     assert code == 1 and err.startswith("validation_failed: secret_content_rejected:"), err
 
     port = free_port()
     output = transcript.home / "serve.out"
     with output.open("wb") as sink:
-        process = subprocess.Popen([sys.executable, "-c", DEBUG_ZM, "serve", "--host", "0.0.0.0", "--port", str(port)],
-                                   env=transcript.env, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-c", DEBUG_ZM, "serve", "--host", "0.0.0.0", "--port", str(port)],
+            env=transcript.env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_health(url, process, output)
@@ -154,27 +181,45 @@ async def test_tool_calls_that_carry_secrets_answer_without_them(served: Served,
     deployment = Deployment(home=transcript.home, env=transcript.env, tokens=served.tokens, url=served.url)
     async with connect(deployment, "http", "auto", user="alice") as alice:
         answers = [
-            await call_error(alice, "remember", {"content": f"The deploy token is {GITHUB_TOKEN}", "kind": "fact",
-                                                 "scope": "personal"}),
-            await call_error(alice, "remember", {"content": "The database URL", "kind": "reference",
-                                                 "project_hint": f"postgres://app:{DB_PASSWORD}@db.internal/app"}),
+            await call_error(
+                alice,
+                "remember",
+                {"content": f"The deploy token is {GITHUB_TOKEN}", "kind": "fact", "scope": "personal"},
+            ),
+            await call_error(
+                alice,
+                "remember",
+                {
+                    "content": "The database URL",
+                    "kind": "reference",
+                    "project_hint": f"postgres://app:{DB_PASSWORD}@db.internal/app",
+                },
+            ),
             await call_error(alice, "recall", {"query": f"where is {AWS_KEY_ID}"}),
             await call_error(alice, "get_memory", {"id": GITHUB_TOKEN}),
             await call_error(alice, "remember", {"content": "x", "kind": "fact", GITHUB_TOKEN: "as a name"}),
         ]
         for session, text in enumerate(("The staging database is green", "The staging database is blue")):
-            await call_ok(alice, "remember", {"content": text, "kind": "fact", "scope": "personal",
-                                              "session_id": f"leaks-{session}"})
-        written = await call_ok(alice, "remember", {"content": "The release runs on Fridays", "kind": "fact",
-                                                    "scope": "personal"})
+            await call_ok(
+                alice,
+                "remember",
+                {"content": text, "kind": "fact", "scope": "personal", "session_id": f"leaks-{session}"},
+            )
+        written = await call_ok(
+            alice, "remember", {"content": "The release runs on Fridays", "kind": "fact", "scope": "personal"}
+        )
         answers.append(await call_error(alice, "forget", {"id": written["id"], "reason": f"leaked {AWS_KEY_ID}"}))
-        answers.append(await call_error(alice, "challenge", {"memory_id": written["id"],
-                                                             "reason": f"the key {GITHUB_TOKEN} rotated"}))
+        answers.append(
+            await call_error(
+                alice, "challenge", {"memory_id": written["id"], "reason": f"the key {GITHUB_TOKEN} rotated"}
+            )
+        )
         scan = await alice.call_tool("scan_hygiene", {"wait": True})
         answers.append(json.dumps(scan.structured_content))
         answers.append("".join(getattr(block, "text", "") for block in scan.content))
-    assert scan.structured_content is not None and scan.structured_content["failed_judgements"] >= 1, \
+    assert scan.structured_content is not None and scan.structured_content["failed_judgements"] >= 1, (
         "the judge was called with alice's key and refused it"
+    )
     for number, text in enumerate(answers):
         transcript.seen[f"tool answer {number}"] = text
     assert all(a.startswith("validation_failed: secret_content_rejected:") for a in answers[:3] + answers[5:7])
@@ -182,9 +227,11 @@ async def test_tool_calls_that_carry_secrets_answer_without_them(served: Served,
 
 def test_refused_bearer_tokens_leave_no_trace(served: Served, transcript: Transcript) -> None:
     alice = served.tokens["alice"]
-    for label, header in [("revoked", f"Bearer {served.tokens['revoked']}"),
-                          ("right id, wrong secret", f"Bearer {alice[:-6]}abcdef"),
-                          ("garbage", f"Bearer {GITHUB_TOKEN}")]:
+    for label, header in [
+        ("revoked", f"Bearer {served.tokens['revoked']}"),
+        ("right id, wrong secret", f"Bearer {alice[:-6]}abcdef"),
+        ("garbage", f"Bearer {GITHUB_TOKEN}"),
+    ]:
         answer = httpx.post(f"{served.url}/mcp", headers={"Authorization": header}, json={}, timeout=10)
         assert answer.status_code == 401, label
         transcript.seen[f"401 for {label}"] = answer.text + json.dumps(dict(answer.headers))
@@ -194,10 +241,18 @@ def test_every_refused_bearer_token_gets_the_same_bare_401(served: Served) -> No
     """Missing, malformed, unknown, forged (a real id with a wrong secret), revoked: one answer, naming no one."""
     alice = served.tokens["alice"]
     answers = []
-    for header in [None, "Bearer", "Basic YWxpY2U6eA==", f"Bearer {alice[:-6]}abcdef", "Bearer zm_000000000000_x",
-                   f"Bearer {served.tokens['revoked']}", f"Bearer {alice} {alice}"]:
-        answer = httpx.post(f"{served.url}/mcp", headers={"Authorization": header} if header else {}, json={},
-                            timeout=10)
+    for header in [
+        None,
+        "Bearer",
+        "Basic YWxpY2U6eA==",
+        f"Bearer {alice[:-6]}abcdef",
+        "Bearer zm_000000000000_x",
+        f"Bearer {served.tokens['revoked']}",
+        f"Bearer {alice} {alice}",
+    ]:
+        answer = httpx.post(
+            f"{served.url}/mcp", headers={"Authorization": header} if header else {}, json={}, timeout=10
+        )
         headers = {k: v for k, v in answer.headers.items() if k not in ("date", "content-length")}
         answers.append((answer.status_code, answer.text, headers))
     assert all(a == answers[0] for a in answers), answers
@@ -269,6 +324,10 @@ def test_no_secret_appears_anywhere(served: Served, transcript: Transcript) -> N
     finally:
         store.close()
     assert ciphertext is not None and ciphertext in files, "the test must read the stored key"
-    leaks = [(secret_name, where) for secret_name, secret in transcript.secrets.items()
-             for where, text in transcript.seen.items() if secret in text]
+    leaks = [
+        (secret_name, where)
+        for secret_name, secret in transcript.secrets.items()
+        for where, text in transcript.seen.items()
+        if secret in text
+    ]
     assert leaks == []

@@ -42,8 +42,11 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.set_membership("proj.alice.api", "bob", "reader", at(6))
         tx.attach_session("alice", "session-1", "proj.alice.api", at(7))
 
-        live = put(tx, memory("The API listens on port 8080.", minutes=10, source={"client": "cc", "n": [1, 2]}),
-                   random_unit(1))
+        live = put(
+            tx,
+            memory("The API listens on port 8080.", minutes=10, source={"client": "cc", "n": [1, 2]}),
+            random_unit(1),
+        )
         old = put(tx, memory("Deploys happen on Fridays.", minutes=11), random_unit(2))
         new = put(tx, memory("Deploys happen on Tuesdays — «never» on Fridays.", minutes=12), random_unit(3))
         tx.set_status(old.id, Status.INVALIDATED, InvalidationReason.SUPERSEDED, new.id, at(13))
@@ -53,35 +56,105 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.set_scope(moved.id, "personal.alice", "proj.alice.api", at(17))
         bobs = put(tx, memory("Bob's own fact.", owner="bob", scope="personal.bob", minutes=18), random_unit(6))
         other_model = put(tx, memory("Embedded by another model.", minutes=19), random_unit(7, dim=8), "old-model")
-        ids.update(live=live.id, old=old.id, new=new.id, forgotten=forgotten.id, moved=moved.id, bobs=bobs.id,
-                   other_model=other_model.id)
+        ids.update(
+            live=live.id,
+            old=old.id,
+            new=new.id,
+            forgotten=forgotten.id,
+            moved=moved.id,
+            bobs=bobs.id,
+            other_model=other_model.id,
+        )
 
         tx.add_link(Link("lnk_1", new.id, old.id, "supersedes", at(12), "alice"))
         tx.add_link(Link("lnk_2", live.id, moved.id, "related", at(20), "hygiene", run_id="run_1"))
         tx.remove_link("lnk_2", at(21))
-        tx.add_audit(actor="alice", action="remember", owner="alice", memory_ids=[live.id],
-                     payload={"scope": "proj.alice.api", "text": "ünïcode ✓"}, run_id=None, at=at(10))
-        tx.add_audit(actor="alice", action="supersede", owner="alice", memory_ids=[new.id, old.id],
-                     payload={}, run_id=None, at=at(13))
+        tx.add_audit(
+            actor="alice",
+            action="remember",
+            owner="alice",
+            memory_ids=[live.id],
+            payload={"scope": "proj.alice.api", "text": "ünïcode ✓"},
+            run_id=None,
+            at=at(10),
+        )
+        tx.add_audit(
+            actor="alice",
+            action="supersede",
+            owner="alice",
+            memory_ids=[new.id, old.id],
+            payload={},
+            run_id=None,
+            at=at(13),
+        )
 
         tx.add_run(Run("run_1", "alice", "scan", RunStatus.RUNNING, False, "cli", at(30), None, {}))
         tx.finish_run("run_1", RunStatus.COMPLETED, {"pairs": 3, "notes": ["ok"]}, at(31))
         tx.add_run(Run("run_tick_7", None, "scheduled", RunStatus.RUNNING, True, "scheduler", at(32), None, {}))
-        tx.add_dispute(Dispute("dsp_1", "alice", DisputeShape.PAIR, "contradicts", "scan", DisputeStatus.PENDING,
-                               live.id, at(33), memory_b=moved.id, confidence=0.75, rationale="differ",
-                               model="m", pair_key="pk_1", run_id="run_1"))
-        tx.add_dispute(Dispute("dsp_2", "alice", DisputeShape.PAIR, "duplicate", "write", DisputeStatus.PENDING,
-                               new.id, at(34), memory_b=old.id, pair_key="pk_2"))
+        tx.add_dispute(
+            Dispute(
+                "dsp_1",
+                "alice",
+                DisputeShape.PAIR,
+                "contradicts",
+                "scan",
+                DisputeStatus.PENDING,
+                live.id,
+                at(33),
+                memory_b=moved.id,
+                confidence=0.75,
+                rationale="differ",
+                model="m",
+                pair_key="pk_1",
+                run_id="run_1",
+            )
+        )
+        tx.add_dispute(
+            Dispute(
+                "dsp_2",
+                "alice",
+                DisputeShape.PAIR,
+                "duplicate",
+                "write",
+                DisputeStatus.PENDING,
+                new.id,
+                at(34),
+                memory_b=old.id,
+                pair_key="pk_2",
+            )
+        )
         tx.settle_dispute("dsp_2", DisputeStatus.RESOLVED, {"action": "keep_both"}, "alice", at(35))
         tx.put_judgement("pk_1", Judgement("contradicts", 0.75, "differ", "m"), at(33))
-        tx.add_ledger(owner="alice", model="m", purpose="scan", input_tokens=120, output_tokens=30,
-                      latency_ms=400, outcome="ok", run_id="run_1", at=at(33))
-        tx.add_usage_event(user_id="alice", tool="remember", client="cc", outcome="created",
-                           declared_supersede=True, at=at(12))
+        tx.add_ledger(
+            owner="alice",
+            model="m",
+            purpose="scan",
+            input_tokens=120,
+            output_tokens=30,
+            latency_ms=400,
+            outcome="ok",
+            run_id="run_1",
+            at=at(33),
+        )
+        tx.add_usage_event(
+            user_id="alice", tool="remember", client="cc", outcome="created", declared_supersede=True, at=at(12)
+        )
         tx.add_surfacings("alice", [live.id, new.id, live.id], at(40))
         tx.add_guard(live.id, "m", "kept", at(41))
-        tx.add_portability(PortabilityCandidate("port_1", moved.id, "alice", "pending", "proj.alice.api", at(42),
-                                                confidence=0.8, rationale="general", model="m", run_id="run_1"))
+        tx.add_portability(
+            PortabilityCandidate(
+                "port_1",
+                moved.id,
+                "alice",
+                "pending",
+                "proj.alice.api",
+                at(42),
+                confidence=0.8,
+                rationale="general",
+                model="m",
+                run_id="run_1",
+            )
+        )
     return ids
 
 
@@ -104,8 +177,7 @@ def test_every_table_and_column_of_both_schemas_is_copied(store: Store) -> None:
             columns = {(n, r["name"]) for n in names for r in tx._query(f"PRAGMA table_info({n})")}  # type: ignore[attr-defined]
         else:
             rows = tx._query(  # type: ignore[attr-defined]
-                "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
-                "WHERE table_schema = 'public'"
+                "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = 'public'"
             )
             names = sorted({r["t"] for r in rows})
             columns = {(r["t"], r["c"]) for r in rows}
@@ -140,8 +212,7 @@ def test_a_corpus_round_trips_sqlite_postgres_sqlite_without_loss(
                 assert [n.memory.id for n in top] == [ids["live"]]
                 assert tx.get_memory(ids["old"], SYSTEM).superseded_by == ids["new"]  # type: ignore[union-attr]
             with copied.tx(write=True) as tx:
-                seq = tx.add_audit(actor="x", action="y", owner=None, memory_ids=[], payload={}, run_id=None,
-                                   at=at(50))
+                seq = tx.add_audit(actor="x", action="y", owner=None, memory_ids=[], payload={}, run_id=None, at=at(50))
             assert seq == max(r["seq"] for r in original["audit"]) + 1
     finally:
         back_store.close()
@@ -176,8 +247,13 @@ def test_vectors_that_differ_after_a_copy_fail_the_check(sqlite_store: Store, tm
 
 
 def zm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ZM_HOME": str(tmp_path / "home"),
-           "ZM_EMBEDDING_MODEL": f"hash:{DIM}", "LANG": "C.UTF-8"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "ZM_HOME": str(tmp_path / "home"),
+        "ZM_EMBEDDING_MODEL": f"hash:{DIM}",
+        "LANG": "C.UTF-8",
+    }
     return subprocess.run([ZM, *args], env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -82,8 +82,13 @@ def two_servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[Deployment, Deplo
     """Two ``zm serve`` on one fresh PostgreSQL database, scheduled cycles every 1.8 s, users alice and bob."""
     # ZM_USER names an existing user: two servers starting together on a database without one would
     # race to create the local user (see the xfail test below).
-    env = {**base_env(tmp_path), "ZM_DATABASE_URL": pg_url, "ZM_SECRET_KEY": "one-key-for-every-process",
-           "ZM_HYGIENE_SCAN_INTERVAL_HOURS": str(TICK_HOURS), "ZM_USER": "alice"}
+    env = {
+        **base_env(tmp_path),
+        "ZM_DATABASE_URL": pg_url,
+        "ZM_SECRET_KEY": "one-key-for-every-process",
+        "ZM_HYGIENE_SCAN_INTERVAL_HOURS": str(TICK_HOURS),
+        "ZM_USER": "alice",
+    }
     logs = [tmp_path / "serve-a.log", tmp_path / "serve-b.log"]
     with ExitStack() as stack, ThreadPoolExecutor(2) as starting:
         # The operator's two `zm user add` at once migrate the new database together.
@@ -93,8 +98,10 @@ def two_servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[Deployment, Deplo
         started = [starting.submit(start_server, env, log) for log in logs]
         for future in started:
             stack.callback(stop_if_started, future)
-        deployments = [Deployment(home=tmp_path, env=env, tokens=tokens, url=future.result()[1], log=log)
-                       for future, log in zip(started, logs, strict=True)]
+        deployments = [
+            Deployment(home=tmp_path, env=env, tokens=tokens, url=future.result()[1], log=log)
+            for future, log in zip(started, logs, strict=True)
+        ]
         yield deployments[0], deployments[1]
 
 
@@ -105,8 +112,16 @@ def stop_if_started(future: Future[tuple[subprocess.Popen[bytes], str]]) -> None
 
 async def remember(client: Client, content: str) -> dict[str, Any]:
     """A write in a session of its own, so same-session refinement leaves every write standing."""
-    return await call_ok(client, "remember", {"content": content, "kind": "fact", "scope": "personal",
-                                              "session_id": f"s-{abs(hash(content))}-{time.monotonic_ns()}"})
+    return await call_ok(
+        client,
+        "remember",
+        {
+            "content": content,
+            "kind": "fact",
+            "scope": "personal",
+            "session_id": f"s-{abs(hash(content))}-{time.monotonic_ns()}",
+        },
+    )
 
 
 @pytest.mark.anyio
@@ -120,9 +135,11 @@ async def test_two_servers_keep_every_write_once_and_run_every_tick_once(
     unique_b = [f"{text} (server b)" for text in SUBJECTS[:UNIQUE_WRITES]]
     identical = SUBJECTS[UNIQUE_WRITES : UNIQUE_WRITES + IDENTICAL_WRITES]
 
-    async with (connect(a, "http", "auto", client_name="server-a") as on_a,
-                connect(b, "http", "auto", client_name="server-b") as on_b,
-                connect(b, "http", "auto", user="bob", client_name="bob-on-b") as bob_on_b):
+    async with (
+        connect(a, "http", "auto", client_name="server-a") as on_a,
+        connect(b, "http", "auto", client_name="server-b") as on_b,
+        connect(b, "http", "auto", user="bob", client_name="bob-on-b") as bob_on_b,
+    ):
 
         async def writer(name: str, client: Client, contents: list[str]) -> None:
             for content in contents:
@@ -130,10 +147,12 @@ async def test_two_servers_keep_every_write_once_and_run_every_tick_once(
 
         # Each server gets its own writes and, interleaved, the same identical texts at the same moment.
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(writer, "a", on_a, [c for pair in zip(unique_a, identical * 2, strict=False)
-                                                 for c in pair])
-            tasks.start_soon(writer, "b", on_b, [c for pair in zip(unique_b, identical * 2, strict=False)
-                                                 for c in pair])
+            tasks.start_soon(
+                writer, "a", on_a, [c for pair in zip(unique_a, identical * 2, strict=False) for c in pair]
+            )
+            tasks.start_soon(
+                writer, "b", on_b, [c for pair in zip(unique_b, identical * 2, strict=False) for c in pair]
+            )
             tasks.start_soon(writer, "bob", bob_on_b, identical)
 
         # A near paraphrase written through one process finds the other process's memory.
@@ -150,8 +169,10 @@ async def test_two_servers_keep_every_write_once_and_run_every_tick_once(
     # Every write of one text by alice, from either server, acknowledged the same memory.
     assert all(len(ids) == 1 for ids in by_content.values()), by_content
     statuses = Counter(result["status"] for _, result in acknowledged)
-    assert statuses == {"created": 2 * UNIQUE_WRITES + IDENTICAL_WRITES,
-                        "absorbed": 2 * (2 * IDENTICAL_WRITES) - IDENTICAL_WRITES}
+    assert statuses == {
+        "created": 2 * UNIQUE_WRITES + IDENTICAL_WRITES,
+        "absorbed": 2 * (2 * IDENTICAL_WRITES) - IDENTICAL_WRITES,
+    }
 
     store = open_store(pg_url)
     try:
@@ -176,8 +197,11 @@ def wait_for_ticks(store: Store, count: int, *, deadline: float) -> None:
     while True:
         with store.tx() as tx:
             since = max(u.created_at for u in tx.list_users())
-            done = [r for r in tx.list_runs(limit=1000) if r.id.startswith("run_tick_")
-                    and r.status == RunStatus.COMPLETED and r.started_at > since]
+            done = [
+                r
+                for r in tx.list_runs(limit=1000)
+                if r.id.startswith("run_tick_") and r.status == RunStatus.COMPLETED and r.started_at > since
+            ]
         if len(done) >= count:
             return
         assert time.monotonic() < deadline, f"only {len(done)} ticks completed"
@@ -222,8 +246,10 @@ def second_app(make_app: Callable[..., App], embedder: Embedder) -> Iterator[Cal
 
     def make(first: App) -> App:
         url: str = first.store.url  # type: ignore[attr-defined]
-        app = build_app(Settings.from_environ({"ZM_HOME": str(first.settings.home) + "-2", "ZM_DATABASE_URL": url}),
-                        embedder=embedder)
+        app = build_app(
+            Settings.from_environ({"ZM_HOME": str(first.settings.home) + "-2", "ZM_DATABASE_URL": url}),
+            embedder=embedder,
+        )
         built.append(app)
         return app
 
@@ -269,8 +295,9 @@ def test_a_server_starting_while_another_runs_a_tick_leaves_the_tick_running(
     # As run_tick does: the tick's run lock is taken before the run is claimed, and held while it runs.
     with first.store.advisory_lock(runs.lock_name("run_tick_1")) as locked:
         assert locked
-        parent = runs.start(first, owner=None, kind="scheduled", started_by="scheduler", dry_run=False,
-                            run_id="run_tick_1")
+        parent = runs.start(
+            first, owner=None, kind="scheduled", started_by="scheduler", dry_run=False, run_id="run_tick_1"
+        )
         assert parent is not None
         # What the second process's lifespan does on start.
         assert runs.interrupt_orphans(second_app(first)) == []

@@ -31,8 +31,15 @@ from zero_memory.settings import Settings
 from zero_memory.web import dashboard
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 REPO = Path(__file__).resolve().parents[2]
@@ -97,8 +104,9 @@ def judge_says_duplicate(request: RecordedRequest) -> Reply:
 
 
 @contextmanager
-def start_site(home: Path, embedder: Embedder, people: tuple[str, ...] = ("alice", "bob", "carol"),
-               **seeding_options: Any) -> Iterator[Site]:
+def start_site(
+    home: Path, embedder: Embedder, people: tuple[str, ...] = ("alice", "bob", "carol"), **seeding_options: Any
+) -> Iterator[Site]:
     """``zm serve`` on a free port (the local user is alice), a fake judge, and a seeder on the same data.
 
     ``seeding_options`` go to the seeder's ``build_app`` (a clock, a judge factory).
@@ -112,8 +120,15 @@ def start_site(home: Path, embedder: Embedder, people: tuple[str, ...] = ("alice
     judge = FakeOpenAIServer().start()
     judge.respond_with(judge_says_duplicate)
     log = home / "serve.log"
-    process, url = start_server({**env, "ZM_JUDGE_PROVIDER": "openai", "ZM_JUDGE_BASE_URL": judge.base_url,
-                                 "ZM_JUDGE_API_KEY": "sk-fake-for-tests"}, log)
+    process, url = start_server(
+        {
+            **env,
+            "ZM_JUDGE_PROVIDER": "openai",
+            "ZM_JUDGE_BASE_URL": judge.base_url,
+            "ZM_JUDGE_API_KEY": "sk-fake-for-tests",
+        },
+        log,
+    )
     try:
         yield Site(url=url, home=home, log=log, tokens=tokens, seed=Seeder(seeding), judge=judge)
     finally:

@@ -47,7 +47,13 @@ class Seeder:
         return Caller(uid, client=client, session_id=None)
 
     def memory(
-        self, uid: str, content: str, *, kind: str = "fact", scope: str = "personal", client: str = "claude-code",
+        self,
+        uid: str,
+        content: str,
+        *,
+        kind: str = "fact",
+        scope: str = "personal",
+        client: str = "claude-code",
         provisional: bool = False,
     ) -> str:
         request = RememberRequest(content=content, kind=Kind(kind), scope=scope, provisional=provisional)
@@ -94,8 +100,9 @@ class Seeder:
         now = self.app.clock()
         judgement = None if verdict == "unjudged" else Judgement(verdict, confidence, rationale, "gpt-4.1")
         context = Context(actor="hygiene.scan", origin=origin, run_id=None, at=now, judgement=judgement)
-        outcome = Outcome(Action.QUEUE, 8, verdict=queued, direction=direction,
-                          contradicts_link=verdict == "contradiction")
+        outcome = Outcome(
+            Action.QUEUE, 8, verdict=queued, direction=direction, contradicts_link=verdict == "contradiction"
+        )
         with self.app.store.tx(write=True) as tx:
             dispute: Dispute = raise_dispute(tx, Candidate.of(self.get(a_id), self.get(b_id), 0.7), outcome, context)
         return dispute.id
@@ -118,13 +125,25 @@ class Seeder:
         return scope
 
     def proposal(
-        self, uid: str, memory_id: str, *, confidence: float = 0.86,
-        rationale: str = "A fact about the tool, true in every repository.", age: timedelta = timedelta(0),
+        self,
+        uid: str,
+        memory_id: str,
+        *,
+        confidence: float = 0.86,
+        rationale: str = "A fact about the tool, true in every repository.",
+        age: timedelta = timedelta(0),
     ) -> str:
         memory = self.get(memory_id)
         candidate = PortabilityCandidate(
-            id=new_id("prt"), memory_id=memory_id, owner=uid, status="pending", original_scope=memory.scope,
-            created_at=self.app.clock() - age, confidence=confidence, rationale=rationale, model="gpt-4.1",
+            id=new_id("prt"),
+            memory_id=memory_id,
+            owner=uid,
+            status="pending",
+            original_scope=memory.scope,
+            created_at=self.app.clock() - age,
+            confidence=confidence,
+            rationale=rationale,
+            model="gpt-4.1",
         )
         with self.app.store.tx(write=True) as tx:
             assert tx.add_portability(candidate)

@@ -54,8 +54,9 @@ class Script:
 
     def __call__(self, request: Any) -> Any:
         if not isinstance(request, PairRequest):
-            return PortabilityVerdict(rationale="Specific to how this repository is set up.", portable=False,
-                                      confidence=0.8)
+            return PortabilityVerdict(
+                rationale="Specific to how this repository is set up.", portable=False, confidence=0.8
+            )
         found = self.answers.get(frozenset((request.a.content, request.b.content)))
         return found or HygieneVerdict(rationale="Different subjects.", verdict=Verdict.UNRELATED, confidence=0.9)
 
@@ -86,20 +87,34 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
 
     @on(29)
     def first_notes() -> None:
-        seed.memory(USER, "Prefer small, reviewable PRs: one concern each, under ~400 lines.", kind="preference",
-                    scope="core")
-        seed.memory(USER, "API handlers return errors as application/problem+json (RFC 9457).", kind="convention",
-                    scope=checkout)
-        seed.memory(USER, "Order totals are stored in cents as integers; never floats.", kind="decision",
-                    scope=checkout)
-        tool = seed.memory(USER, "ripgrep respects .gitignore unless given --no-ignore.", kind="fact", scope=infra,
-                           client="codex")
-        pinned = seed.memory(USER, "This repository pins Terraform 1.7 in .terraform-version.", kind="fact",
-                             scope=infra)
-        ids["proposal"] = seed.proposal(USER, tool, confidence=0.91,
-                                        rationale="A property of ripgrep itself; true in any repository.")
-        seed.proposal(USER, pinned, confidence=0.72, rationale="Version pinning advice may hold elsewhere, "
-                      "though the exact version is specific to this repository.")
+        seed.memory(
+            USER, "Prefer small, reviewable PRs: one concern each, under ~400 lines.", kind="preference", scope="core"
+        )
+        seed.memory(
+            USER,
+            "API handlers return errors as application/problem+json (RFC 9457).",
+            kind="convention",
+            scope=checkout,
+        )
+        seed.memory(
+            USER, "Order totals are stored in cents as integers; never floats.", kind="decision", scope=checkout
+        )
+        tool = seed.memory(
+            USER, "ripgrep respects .gitignore unless given --no-ignore.", kind="fact", scope=infra, client="codex"
+        )
+        pinned = seed.memory(
+            USER, "This repository pins Terraform 1.7 in .terraform-version.", kind="fact", scope=infra
+        )
+        ids["proposal"] = seed.proposal(
+            USER, tool, confidence=0.91, rationale="A property of ripgrep itself; true in any repository."
+        )
+        seed.proposal(
+            USER,
+            pinned,
+            confidence=0.72,
+            rationale="Version pinning advice may hold elsewhere, "
+            "though the exact version is specific to this repository.",
+        )
 
     # A fact a later one replaced, and that one merged with a third: a history two deep.
     timeouts: dict[str, str] = {}
@@ -111,25 +126,58 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
     @on(19)
     def second_timeout() -> None:
         timeouts["second"] = seed.memory(
-            USER, "Checkout calls the payments API with a 10 s timeout since the March incident.", scope=checkout,
-            client="cursor")
-        settle(seed, seed.pair_of(USER, timeouts["first"], timeouts["second"], verdict="b_supersedes_a",
-                                  confidence=0.84, rationale="B raises the timeout A states; B is newer and cites "
-                                  "the incident."), Choice(winner=timeouts["second"]))
+            USER,
+            "Checkout calls the payments API with a 10 s timeout since the March incident.",
+            scope=checkout,
+            client="cursor",
+        )
+        settle(
+            seed,
+            seed.pair_of(
+                USER,
+                timeouts["first"],
+                timeouts["second"],
+                verdict="b_supersedes_a",
+                confidence=0.84,
+                rationale="B raises the timeout A states; B is newer and cites the incident.",
+            ),
+            Choice(winner=timeouts["second"]),
+        )
 
     @on(12)
     def third_timeout() -> None:
         timeouts["third"] = seed.memory(
-            USER, "Payments API calls from checkout retry twice on 503, each with the 10 s timeout.", scope=checkout,
-            client="codex")
+            USER,
+            "Payments API calls from checkout retry twice on 503, each with the 10 s timeout.",
+            scope=checkout,
+            client="codex",
+        )
 
     @on(4)
     def merged() -> None:
-        merge = seed.pair_of(USER, timeouts["second"], timeouts["third"], verdict="duplicate", confidence=0.71,
-                             rationale="Both describe how checkout calls the payments API; B adds the retries.")
-        ids["merged"] = resolve_conflict(app, HUMAN, merge, Choice(merge=(
-            "Checkout calls the payments API with a 10 s timeout (raised from 5 s after the March incident) and "
-            "retries twice on 503.")), human=True).created or ""
+        merge = seed.pair_of(
+            USER,
+            timeouts["second"],
+            timeouts["third"],
+            verdict="duplicate",
+            confidence=0.71,
+            rationale="Both describe how checkout calls the payments API; B adds the retries.",
+        )
+        ids["merged"] = (
+            resolve_conflict(
+                app,
+                HUMAN,
+                merge,
+                Choice(
+                    merge=(
+                        "Checkout calls the payments API with a 10 s timeout "
+                        "(raised from 5 s after the March incident) and retries twice on 503."
+                    )
+                ),
+                human=True,
+            ).created
+            or ""
+        )
 
     # Rows raised and settled over the month: the queue's inflow.
     history = [
@@ -144,8 +192,12 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
     for days_ago, verdict, a_text, b_text, outcome in history:
         raised: dict[str, tuple[str, str, str]] = {}
 
-        def raise_row(verdict: str = verdict, a_text: str = a_text, b_text: str = b_text,
-                      raised: dict[str, tuple[str, str, str]] = raised) -> None:
+        def raise_row(
+            verdict: str = verdict,
+            a_text: str = a_text,
+            b_text: str = b_text,
+            raised: dict[str, tuple[str, str, str]] = raised,
+        ) -> None:
             raised["row"] = seed.pair(USER, a_text, b_text, verdict=verdict, confidence=0.8, scope=checkout)
 
         def settle_row(outcome: str = outcome, raised: dict[str, tuple[str, str, str]] = raised) -> None:
@@ -159,33 +211,71 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
     # A row whose side is forgotten (the stale sweep drops it), and one the re-judge pass calls complementary.
     @on(16)
     def moot_row() -> None:
-        _, gone, _ = seed.pair(USER, "The sandbox card number is 4242 4242 4242 4242.",
-                               "Use 4000 0566 5566 5556 for debit card tests.", scope=checkout)
+        _, gone, _ = seed.pair(
+            USER,
+            "The sandbox card number is 4242 4242 4242 4242.",
+            "Use 4000 0566 5566 5556 for debit card tests.",
+            scope=checkout,
+        )
         clock.day(15)
         forget(app, seed.caller(USER), gone, "the sandbox changed")
 
     @on(10)
     def rejudged_row() -> None:
-        _, a_id, b_id = seed.pair(USER, "Terraform plans run in CI on every PR.",
-                                  "Terraform applies only run from the main branch.", scope=infra)
-        script.says(seed.get(a_id).content, seed.get(b_id).content, Verdict.COMPLEMENTARY, 0.93,
-                    "Plans on every PR and applies from main are two halves of one workflow.")
+        _, a_id, b_id = seed.pair(
+            USER,
+            "Terraform plans run in CI on every PR.",
+            "Terraform applies only run from the main branch.",
+            scope=infra,
+        )
+        script.says(
+            seed.get(a_id).content,
+            seed.get(b_id).content,
+            Verdict.COMPLEMENTARY,
+            0.93,
+            "Plans on every PR and applies from main are two halves of one workflow.",
+        )
 
     # Scans with the judge: each finds a fresh duplicate and resolves it on its own.
     scans = [
-        (21, "Feature flags are read from LaunchDarkly once at startup.",
-         "Feature flags come from LaunchDarkly and are fetched once at boot.", checkout, False),
-        (14, "The checkout service retries payment captures three times with exponential backoff.",
-         "Payment captures are retried 3 times, backing off exponentially.", checkout, False),
-        (8, "The staging Sentry DSN lives in the infra/secrets README, not in .env.",
-         "The staging Sentry DSN is documented in infra/secrets/README.md.", infra, True),
-        (2, "Grafana dashboards are provisioned from infra/grafana/*.json.",
-         "Dashboards in Grafana come from JSON files under infra/grafana.", infra, False),
+        (
+            21,
+            "Feature flags are read from LaunchDarkly once at startup.",
+            "Feature flags come from LaunchDarkly and are fetched once at boot.",
+            checkout,
+            False,
+        ),
+        (
+            14,
+            "The checkout service retries payment captures three times with exponential backoff.",
+            "Payment captures are retried 3 times, backing off exponentially.",
+            checkout,
+            False,
+        ),
+        (
+            8,
+            "The staging Sentry DSN lives in the infra/secrets README, not in .env.",
+            "The staging Sentry DSN is documented in infra/secrets/README.md.",
+            infra,
+            True,
+        ),
+        (
+            2,
+            "Grafana dashboards are provisioned from infra/grafana/*.json.",
+            "Dashboards in Grafana come from JSON files under infra/grafana.",
+            infra,
+            False,
+        ),
     ]
     for days_ago, older, newer, scope, rejudge in scans:
 
-        def scan(days_ago: float = days_ago, older: str = older, newer: str = newer, scope: str = scope,
-                 rejudge: bool = rejudge) -> None:
+        def scan(
+            days_ago: float = days_ago,
+            older: str = older,
+            newer: str = newer,
+            scope: str = scope,
+            rejudge: bool = rejudge,
+        ) -> None:
             seed.memory(USER, older, scope=scope)
             clock.day(days_ago - 0.1)
             seed.memory(USER, newer, scope=scope, client="cursor")
@@ -201,22 +291,34 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
     @on(6)
     def pending_port() -> None:
         ids["pending"], _, _ = seed.pair(
-            USER, "The staging database listens on port 5433.",
-            "Staging Postgres moved to port 6543 when pgbouncer went in.", verdict="contradiction", confidence=0.86,
+            USER,
+            "The staging database listens on port 5433.",
+            "Staging Postgres moved to port 6543 when pgbouncer went in.",
+            verdict="contradiction",
+            confidence=0.86,
             rationale="Both give the staging database's port; B says it changed with the pgbouncer rollout.",
-            scope=infra)
+            scope=infra,
+        )
 
     @on(3)
     def pending_deploys() -> None:
-        seed.pair(USER, "Deploys go out from main every Tuesday at 14:00 UTC.",
-                  "With the release train, deploys go out Tuesdays and Thursdays at 14:00 UTC.",
-                  verdict="b_supersedes_a", confidence=0.78,
-                  rationale="B extends A's schedule with a second weekly slot; B is newer.", scope=checkout)
+        seed.pair(
+            USER,
+            "Deploys go out from main every Tuesday at 14:00 UTC.",
+            "With the release train, deploys go out Tuesdays and Thursdays at 14:00 UTC.",
+            verdict="b_supersedes_a",
+            confidence=0.78,
+            rationale="B extends A's schedule with a second weekly slot; B is newer.",
+            scope=checkout,
+        )
 
     @on(1)
     def pending_challenge() -> None:
-        seed.challenged(USER, "The public API allows 100 requests per minute per token.",
-                        reason="Hit 429s at about 60 requests per minute today; the limit may have been lowered.")
+        seed.challenged(
+            USER,
+            "The public API allows 100 requests per minute per token.",
+            reason="Hit 429s at about 60 requests per minute today; the limit may have been lowered.",
+        )
 
     for days_ago, step in sorted(events, key=lambda event: -event[0]):
         clock.day(days_ago)
@@ -239,9 +341,17 @@ def tokens(seed: Seeder, run_id: str, clock: BackClock, rejudge: bool) -> None:
     with seed.app.store.tx(write=True) as tx:
         for purpose, model, calls in purposes:
             for _ in range(calls):
-                tx.add_ledger(owner=USER, model=model, purpose=purpose, input_tokens=rng.randint(380, 720),
-                              output_tokens=rng.randint(40, 110), latency_ms=rng.randint(600, 2400), outcome="ok",
-                              run_id=run_id, at=clock())
+                tx.add_ledger(
+                    owner=USER,
+                    model=model,
+                    purpose=purpose,
+                    input_tokens=rng.randint(380, 720),
+                    output_tokens=rng.randint(40, 110),
+                    latency_ms=rng.randint(600, 2400),
+                    outcome="ok",
+                    run_id=run_id,
+                    at=clock(),
+                )
 
 
 def writes(seed: Seeder, clock: BackClock) -> None:
@@ -251,5 +361,11 @@ def writes(seed: Seeder, clock: BackClock) -> None:
         for days_ago in range(29, -1, -1):
             clock.day(days_ago)
             for _ in range(rng.randint(1, 5)):
-                tx.add_usage_event(user_id=USER, tool="remember", client="claude-code", outcome="ok",
-                                   declared_supersede=rng.random() < 0.2 + days_ago * -0.004, at=clock())
+                tx.add_usage_event(
+                    user_id=USER,
+                    tool="remember",
+                    client="claude-code",
+                    outcome="ok",
+                    declared_supersede=rng.random() < 0.2 + days_ago * -0.004,
+                    at=clock(),
+                )

@@ -33,8 +33,9 @@ def test_pages_send_a_visitor_to_the_login_page_and_back(web: TestClient, app: A
     assert answer.status_code == 303
     assert answer.headers["location"] == "/login?next=/memories%3Fq%3Dport"
     page = web.get(answer.headers["location"])
-    done = web.post("/login", data={"token": token_for(app, "alice"), "csrf_token": csrf_of(page.text),
-                                    "next": "/memories?q=port"})
+    done = web.post(
+        "/login", data={"token": token_for(app, "alice"), "csrf_token": csrf_of(page.text), "next": "/memories?q=port"}
+    )
     assert done.headers["location"] == "/memories?q=port"
 
 
@@ -96,8 +97,9 @@ def test_logging_in_starts_a_new_session_and_logging_out_ends_it(web: TestClient
 def test_login_never_redirects_off_site(web: TestClient, app: App) -> None:
     for target in ("https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"):
         page = web.get("/login")
-        done = web.post("/login", data={"token": token_for(app, "alice"), "csrf_token": csrf_of(page.text),
-                                        "next": target})
+        done = web.post(
+            "/login", data={"token": token_for(app, "alice"), "csrf_token": csrf_of(page.text), "next": target}
+        )
         assert done.headers["location"] == "/queue", target
         web.post("/logout", data={"csrf_token": csrf_of(web.get("/queue").text)})
 
@@ -136,9 +138,7 @@ def test_revoking_the_token_a_session_came_from_ends_it(alice_web: TestClient, a
     assert alice_web.get("/queue").status_code == 303, "the session is gone, not just refused once"
 
 
-def test_another_users_memory_dispute_and_run_answer_404_like_missing_ones(
-    alice_web: TestClient, app: App
-) -> None:
+def test_another_users_memory_dispute_and_run_answer_404_like_missing_ones(alice_web: TestClient, app: App) -> None:
     seed = Seeder(app)
     theirs = seed.memory("bob", unique("bob's private note about the VPN"))
     dispute, _, _ = seed.pair("bob", unique("bob's port is 1"), unique("bob's port is 2"))

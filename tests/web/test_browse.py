@@ -71,8 +71,9 @@ def test_cards_say_which_memories_are_disputed(app: App, seed: Seeder) -> None:
     assert disputed[a] and disputed[b] and not disputed[calm]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"lifecycle": "deleted"}, "lifecycle"), ({"limit": 0}, "limit"),
-                                                 ({"limit": 501}, "limit")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"lifecycle": "deleted"}, "lifecycle"), ({"limit": 0}, "limit"), ({"limit": 501}, "limit")]
+)
 def test_bad_arguments_are_refused(app: App, kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(errors.ZMError, match=message):
         browse(app, ALICE, **kwargs)  # type: ignore[arg-type]

@@ -103,9 +103,13 @@ def test_a_wrong_token_stays_on_the_login_page(context: BrowserContext) -> None:
 
 
 def test_a_queued_pair_is_shown_side_by_side_with_its_judgement(page: Page, site: Site) -> None:
-    dispute, a, b = site.seed.pair("alice", unique("The staging database listens on port 5433."),
-                                   unique("Staging Postgres moved to port 6543."), confidence=0.83,
-                                   rationale="Both name the staging port; they disagree.")
+    dispute, a, b = site.seed.pair(
+        "alice",
+        unique("The staging database listens on port 5433."),
+        unique("Staging Postgres moved to port 6543."),
+        confidence=0.83,
+        rationale="Both name the staging port; they disagree.",
+    )
     page.goto("/queue")
     expect(page.locator("nav .count")).to_have_text(re.compile(r"^\d+$"))
     row = card(page, dispute)
@@ -127,12 +131,18 @@ def test_a_queued_pair_is_shown_side_by_side_with_its_judgement(page: Page, site
 
 @pytest.mark.parametrize(
     ("button", "live_a", "live_b"),
-    [("Keep both", True, True), ("A wins", True, False), ("B wins", False, True), ("Forget A", False, True),
-     ("Forget B", True, False)],
+    [
+        ("Keep both", True, True),
+        ("A wins", True, False),
+        ("B wins", False, True),
+        ("Forget A", False, True),
+        ("Forget B", True, False),
+    ],
 )
 def test_each_action_settles_a_pair(page: Page, site: Site, button: str, live_a: bool, live_b: bool) -> None:
-    dispute, a, b = site.seed.pair("alice", unique("Deploys go out from main every Tuesday."),
-                                   unique("Deploys go out from main every Thursday."))
+    dispute, a, b = site.seed.pair(
+        "alice", unique("Deploys go out from main every Tuesday."), unique("Deploys go out from main every Thursday.")
+    )
     page.goto("/queue")
     card(page, dispute).get_by_role("button", name=button, exact=True).click()
     expect(page).to_have_url(re.compile(r"/queue$"))
@@ -143,8 +153,13 @@ def test_each_action_settles_a_pair(page: Page, site: Site, button: str, live_a:
 
 
 def test_merging_two_memories_shows_the_rank_two_result_with_its_history(page: Page, site: Site) -> None:
-    dispute, a, b = site.seed.pair("alice", unique("CI runs on Ubuntu 22.04."), unique("CI moved to Ubuntu 24.04."),
-                                   verdict="b_supersedes_a", confidence=0.74)
+    dispute, a, b = site.seed.pair(
+        "alice",
+        unique("CI runs on Ubuntu 22.04."),
+        unique("CI moved to Ubuntu 24.04."),
+        verdict="b_supersedes_a",
+        confidence=0.74,
+    )
     page.goto(f"/queue/{dispute}")
     row = card(page, dispute)
     expect(row.locator(".chip.verdict")).to_have_text("B supersedes A")
@@ -180,8 +195,13 @@ def test_a_challenged_memory_is_upheld_and_another_retired(page: Page, site: Sit
 
 
 def test_the_queue_filters_by_verdict_and_origin(page: Page, site: Site) -> None:
-    duplicate, _, _ = site.seed.pair("alice", unique("Redis listens on 6379."), unique("Redis is on port 6379."),
-                                     verdict="duplicate", confidence=0.88)
+    duplicate, _, _ = site.seed.pair(
+        "alice",
+        unique("Redis listens on 6379."),
+        unique("Redis is on port 6379."),
+        verdict="duplicate",
+        confidence=0.88,
+    )
     retro, _, _ = site.seed.pair("alice", unique("CI uses Node 18."), unique("CI uses Node 20."), origin="retro")
     page.goto("/queue")
     page.get_by_label("Verdict").select_option("duplicate")
@@ -234,7 +254,7 @@ def test_an_invalidated_memory_is_found_and_restored(page: Page, site: Site) -> 
 
 
 def test_memory_text_with_a_script_tag_renders_as_text(page: Page, site: Site) -> None:
-    evil = unique("<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">")
+    evil = unique('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">')
     dispute, a, _ = site.seed.pair("alice", evil, unique("A harmless neighbour."))
     page.goto(f"/memories/{a}")
     expect(page.locator(".memory-full .content")).to_have_text(evil)
@@ -358,8 +378,9 @@ def test_every_step_works_without_javascript(browser: Browser, site: Site) -> No
 
 
 def test_on_a_phone_the_pair_stacks_and_the_navigation_fits(browser: Browser, site: Site) -> None:
-    dispute, _, _ = site.seed.pair("alice", unique("Feature flags live in LaunchDarkly."),
-                                   unique("Feature flags moved to Unleash."))
+    dispute, _, _ = site.seed.pair(
+        "alice", unique("Feature flags live in LaunchDarkly."), unique("Feature flags moved to Unleash.")
+    )
     context = new_context(browser, site, viewport=PHONE)
     try:
         page = log_in(context.new_page(), site)
@@ -377,4 +398,3 @@ def test_insights_show_charts_beside_their_numbers(page: Page, site: Site) -> No
     inflow = page.locator("section", has_text="Queue inflow by verdict")
     expect(inflow.locator("table.numbers")).to_contain_text("contradiction")
     expect(inflow.locator("svg.chart rect title").first).to_be_attached()
-

@@ -27,9 +27,13 @@ def test_an_axis_tops_out_at_a_round_number(value: float, top: int) -> None:
 
 
 def test_stacked_columns_stack_each_category_in_order_and_scale_to_the_peak() -> None:
-    svg = parse(charts.stacked_columns(
-        [Column("03-01", {"duplicate": 2, "contradiction": 3}), Column("03-02", {})],
-        ("duplicate", "contradiction"), title="Inflow"))
+    svg = parse(
+        charts.stacked_columns(
+            [Column("03-01", {"duplicate": 2, "contradiction": 3}), Column("03-02", {})],
+            ("duplicate", "contradiction"),
+            title="Inflow",
+        )
+    )
     assert svg.get("role") == "img" and svg.findtext(f"{SVG}title") == "Inflow"
     drawn = bars(svg)
     assert [r.findtext(f"{SVG}title") for r in drawn] == ["03-01: 2 duplicate", "03-01: 3 contradiction"]
@@ -88,8 +92,14 @@ def test_labels_and_titles_are_escaped() -> None:
 
 
 def test_charts_use_no_inline_styles_so_the_csp_needs_none() -> None:
-    data = Insights(days=7, inflow=[Column("03-01", {"duplicate": 1})], actions=[], dismissals=[], tokens=[],
-                    supersede=Share(1, 2, [Column("wk", {"declared": 1, "plain": 1})]))
+    data = Insights(
+        days=7,
+        inflow=[Column("03-01", {"duplicate": 1})],
+        actions=[],
+        dismissals=[],
+        tokens=[],
+        supersede=Share(1, 2, [Column("wk", {"declared": 1, "plain": 1})]),
+    )
     for markup in charts.insight_charts(data).values():
         if not markup:
             continue

@@ -15,11 +15,13 @@ from zero_memory.web.insights import Column
 START = date(2025, 3, 1)
 
 
-def entry(day: int, action: str = "queue.raise", *, actor: str = "hygiene.scan", run_id: str | None = None,
-          **payload: Any) -> AuditEntry:
+def entry(
+    day: int, action: str = "queue.raise", *, actor: str = "hygiene.scan", run_id: str | None = None, **payload: Any
+) -> AuditEntry:
     at = datetime(2025, 3, day, 12, tzinfo=UTC)
-    return AuditEntry(seq=day, at=at, actor=actor, action=action, owner="alice", memory_ids=[], payload=payload,
-                      run_id=run_id)
+    return AuditEntry(
+        seq=day, at=at, actor=actor, action=action, owner="alice", memory_ids=[], payload=payload, run_id=run_id
+    )
 
 
 def run(run_id: str, day: int) -> Run:
@@ -28,27 +30,40 @@ def run(run_id: str, day: int) -> Run:
 
 
 def test_inflow_counts_rows_per_day_and_files_both_supersede_directions_together() -> None:
-    rows = [entry(1, verdict="duplicate"), entry(1, verdict="a_supersedes_b"), entry(3, verdict="b_supersedes_a"),
-            entry(3, verdict="challenged"), entry(3), entry(9, verdict="duplicate")]
+    rows = [
+        entry(1, verdict="duplicate"),
+        entry(1, verdict="a_supersedes_b"),
+        entry(3, verdict="b_supersedes_a"),
+        entry(3, verdict="challenged"),
+        entry(3),
+        entry(9, verdict="duplicate"),
+    ]
     columns = insights.inflow_by_day(rows, start=START, days=3)
     assert [c.label for c in columns] == ["03-01", "03-02", "03-03"]
     assert [dict(c.values) for c in columns] == [
-        {"duplicate": 1, "supersedes": 1}, {}, {"supersedes": 1, "challenged": 1, "unjudged": 1}]
+        {"duplicate": 1, "supersedes": 1},
+        {},
+        {"supersedes": 1, "challenged": 1, "unjudged": 1},
+    ]
 
 
 def test_dismissals_tell_the_stale_sweep_from_the_rejudge_pass() -> None:
-    rows = [entry(2, "queue.dismiss", actor="hygiene.stale_sweep", stale=True),
-            entry(2, "queue.dismiss", actor="hygiene.rejudge", rejudge="complementary"),
-            entry(2, "queue.dismiss", actor="hygiene.rejudge", rejudge="unrelated")]
+    rows = [
+        entry(2, "queue.dismiss", actor="hygiene.stale_sweep", stale=True),
+        entry(2, "queue.dismiss", actor="hygiene.rejudge", rejudge="complementary"),
+        entry(2, "queue.dismiss", actor="hygiene.rejudge", rejudge="unrelated"),
+    ]
     columns = insights.dismissals_by_day(rows, start=START, days=2)
     assert dict(columns[1].values) == {"stale": 1, "rejudge": 2}
 
 
 def test_actions_per_run_are_oldest_run_first_and_count_only_their_run() -> None:
-    rows = [entry(2, "hygiene.auto_resolve", run_id="run_b", verdict="duplicate"),
-            entry(2, "hygiene.auto_resolve", run_id="run_b", verdict="a_supersedes_b"),
-            entry(1, "hygiene.auto_resolve", run_id="run_a", verdict="duplicate"),
-            entry(1, "hygiene.auto_resolve", run_id=None, verdict="duplicate")]
+    rows = [
+        entry(2, "hygiene.auto_resolve", run_id="run_b", verdict="duplicate"),
+        entry(2, "hygiene.auto_resolve", run_id="run_b", verdict="a_supersedes_b"),
+        entry(1, "hygiene.auto_resolve", run_id="run_a", verdict="duplicate"),
+        entry(1, "hygiene.auto_resolve", run_id=None, verdict="duplicate"),
+    ]
     columns = insights.actions_per_run(rows, [run("run_c", 3), run("run_b", 2), run("run_a", 1)])
     assert [c.label for c in columns] == ["03-01", "03-02", "03-03"]
     assert [c.total for c in columns] == [1, 2, 0]
@@ -56,12 +71,16 @@ def test_actions_per_run_are_oldest_run_first_and_count_only_their_run() -> None
 
 
 def test_tokens_sum_per_owner_and_purpose_most_first() -> None:
-    rows = [{"owner": "alice", "purpose": "scan", "input_tokens": 100, "output_tokens": 20},
-            {"owner": "alice", "purpose": "scan", "input_tokens": 50, "output_tokens": 10},
-            {"owner": "alice", "purpose": "portability", "input_tokens": 400, "output_tokens": None}]
+    rows = [
+        {"owner": "alice", "purpose": "scan", "input_tokens": 100, "output_tokens": 20},
+        {"owner": "alice", "purpose": "scan", "input_tokens": 50, "output_tokens": 10},
+        {"owner": "alice", "purpose": "portability", "input_tokens": 400, "output_tokens": None},
+    ]
     totals = insights.tokens_by_owner_and_purpose(rows)
     assert [(t.purpose, t.calls, t.input_tokens, t.output_tokens, t.total) for t in totals] == [
-        ("portability", 1, 400, 0, 400), ("scan", 2, 150, 30, 180)]
+        ("portability", 1, 400, 0, 400),
+        ("scan", 2, 150, 30, 180),
+    ]
 
 
 def test_the_supersede_share_counts_successful_writes_in_the_window_by_week() -> None:
@@ -91,10 +110,20 @@ def test_insights_for_reads_only_the_callers_own_rows(app: App) -> None:
     seed.pair("bob", unique("Port 3"), unique("Port 4"), verdict="contradiction")
     with app.store.tx(write=True) as tx:
         for user, declared in (("alice", True), ("alice", False), ("bob", True)):
-            tx.add_usage_event(user_id=user, tool="remember", client="x", outcome="ok", declared_supersede=declared,
-                               at=app.clock())
-        tx.add_ledger(owner="bob", model="m", purpose="scan", input_tokens=9, output_tokens=9, latency_ms=1,
-                      outcome="ok", run_id=None, at=app.clock())
+            tx.add_usage_event(
+                user_id=user, tool="remember", client="x", outcome="ok", declared_supersede=declared, at=app.clock()
+            )
+        tx.add_ledger(
+            owner="bob",
+            model="m",
+            purpose="scan",
+            input_tokens=9,
+            output_tokens=9,
+            latency_ms=1,
+            outcome="ok",
+            run_id=None,
+            at=app.clock(),
+        )
     found = insights.insights_for(app, Caller("alice"))
     assert found.inflow_totals == {"duplicate": 1}
     assert (found.supersede.declared, found.supersede.total) == (1, 2)

@@ -35,10 +35,15 @@ def flash_after(client: TestClient, location: str) -> str:
 
 
 def test_the_queue_shows_a_pair_side_by_side_with_its_judgement(alice_web: TestClient, seed: Seeder) -> None:
-    dispute, a, b = seed.pair("alice", unique("Staging listens on 5433"), unique("Staging listens on 5432"),
-                              rationale="One of them is out of date.", confidence=0.81)
+    dispute, a, b = seed.pair(
+        "alice",
+        unique("Staging listens on 5433"),
+        unique("Staging listens on 5432"),
+        rationale="One of them is out of date.",
+        confidence=0.81,
+    )
     page = alice_web.get("/queue").text
-    card = page[page.index(f'id="{dispute}"'):]
+    card = page[page.index(f'id="{dispute}"') :]
     card = card[: card.index("</article>")]
     assert card.index(a) < card.index(b)
     assert "Contradiction" in card and "81% confidence" in card and "One of them is out of date." in card
@@ -50,8 +55,13 @@ def test_the_queue_shows_a_pair_side_by_side_with_its_judgement(alice_web: TestC
 
 @pytest.mark.parametrize(
     ("field", "side", "live_a", "live_b"),
-    [("keep_both", None, True, True), ("winner", "a", True, False), ("winner", "b", False, True),
-     ("forget", "a", False, True), ("forget", "b", True, False)],
+    [
+        ("keep_both", None, True, True),
+        ("winner", "a", True, False),
+        ("winner", "b", False, True),
+        ("forget", "a", False, True),
+        ("forget", "b", True, False),
+    ],
 )
 def test_each_pair_action_settles_the_row(
     alice_web: TestClient, seed: Seeder, field: str, side: str | None, live_a: bool, live_b: bool
@@ -67,8 +77,9 @@ def test_each_pair_action_settles_the_row(
 
 
 def test_merging_stores_a_human_rank_two_memory_superseding_both(alice_web: TestClient, seed: Seeder) -> None:
-    dispute, a, b = seed.pair("alice", unique("CI runs on Ubuntu 22.04"), unique("CI moved to Ubuntu 24.04"),
-                              verdict="b_supersedes_a")
+    dispute, a, b = seed.pair(
+        "alice", unique("CI runs on Ubuntu 22.04"), unique("CI moved to Ubuntu 24.04"), verdict="b_supersedes_a"
+    )
     text = unique("CI runs on Ubuntu 24.04 since March")
     status, location = post(alice_web, f"/queue/{dispute}/resolve", merge=text + "\r\n")
     assert status == 303 and location.startswith("/memories/mem_")
@@ -77,7 +88,7 @@ def test_merging_stores_a_human_rank_two_memory_superseding_both(alice_web: Test
     assert (merged.author_kind.value, merged.agent_name) == ("human", "dashboard")
     assert not seed.get(a).live and not seed.get(b).live
     page = alice_web.get(location).text
-    history = page[page.index("Version history"):page.index("Audit trail")]
+    history = page[page.index("Version history") : page.index("Audit trail")]
     assert a in history and b in history
     assert "human · dashboard" in page
 
@@ -188,7 +199,7 @@ def test_insights_draw_each_chart_with_its_numbers(alice_web: TestClient, seed: 
     seed.pair("alice", unique("Python 3.11 in CI"), unique("Python 3.12 in CI"), verdict="a_supersedes_b")
     page = alice_web.get("/insights").text
     assert page.count('<svg class="chart"') == 6
-    inflow = page[page.index("Queue inflow"):page.index("Automatic actions")]
+    inflow = page[page.index("Queue inflow") : page.index("Automatic actions")]
     assert re.search(r'<th scope="row">supersedes</th><td>\d+</td>', inflow)
     assert "<script" not in page.split("</head>")[1]
 

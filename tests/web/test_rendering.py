@@ -7,8 +7,19 @@ import pytest
 from zero_memory.web.rendering import age, local_path, percent, query, when
 
 
-@pytest.mark.parametrize(("days", "text"), [(0, "just now"), (0.02, "28 min"), (0.99, "24 h"), (1.97, "47 h"),
-                                           (5.999, "6 d"), (61, "2 mo"), (800, "2.2 y"), (None, "")])
+@pytest.mark.parametrize(
+    ("days", "text"),
+    [
+        (0, "just now"),
+        (0.02, "28 min"),
+        (0.99, "24 h"),
+        (1.97, "47 h"),
+        (5.999, "6 d"),
+        (61, "2 mo"),
+        (800, "2.2 y"),
+        (None, ""),
+    ],
+)
 def test_ages_read_in_the_largest_natural_unit(days: float | None, text: str) -> None:
     assert age(days) == text
 
@@ -24,8 +35,9 @@ def test_links_keep_only_the_parameters_that_say_something() -> None:
     assert query("/memories") == "/memories"
 
 
-@pytest.mark.parametrize("target", ["https://evil.example", "//evil.example", "/\\evil", "/ok\nSet-Cookie: x",
-                                    "", None, 42])
+@pytest.mark.parametrize(
+    "target", ["https://evil.example", "//evil.example", "/\\evil", "/ok\nSet-Cookie: x", "", None, 42]
+)
 def test_only_paths_on_this_site_are_redirect_targets(target: object) -> None:
     assert local_path(target, "/queue") == "/queue"
 

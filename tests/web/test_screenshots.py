@@ -28,8 +28,9 @@ def showcase(
     browser: Browser, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
 ) -> Iterator[tuple[Site, dict[str, str]]]:
     clock, script = BackClock(), Script()
-    with start_site(tmp_path_factory.mktemp("showcase"), embedder, clock=clock,
-                    judge_factory=script.judge_factory()) as site:
+    with start_site(
+        tmp_path_factory.mktemp("showcase"), embedder, clock=clock, judge_factory=script.judge_factory()
+    ) as site:
         yield site, month(site.seed, clock, script)
 
 
@@ -39,8 +40,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def open_page(browser: Browser, site: Site, viewport: dict[str, int], *, logged_in: bool = True) -> Page:
-    context = browser.new_context(base_url=site.url, viewport=viewport, device_scale_factor=1,
-                                  color_scheme="light", reduced_motion="reduce")
+    context = browser.new_context(
+        base_url=site.url, viewport=viewport, device_scale_factor=1, color_scheme="light", reduced_motion="reduce"
+    )
     context.set_default_timeout(10_000)
     page = context.new_page()
     if logged_in:
@@ -99,8 +101,11 @@ def test_desktop_screenshots(browser: Browser, showcase: tuple[Site, dict[str, s
 def test_phone_screenshots(browser: Browser, showcase: tuple[Site, dict[str, str]], folder: Path) -> None:
     site, ids = showcase
     page = open_page(browser, site, PHONE)
-    for name, path in (("queue-phone", f"/queue/{ids['pending']}"), ("memory-phone", f"/memories/{ids['merged']}"),
-                       ("insights-phone", "/insights")):
+    for name, path in (
+        ("queue-phone", f"/queue/{ids['pending']}"),
+        ("memory-phone", f"/memories/{ids['merged']}"),
+        ("insights-phone", "/insights"),
+    ):
         page.goto(path)
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], name
         shoot(page, folder, name, full_page=False)

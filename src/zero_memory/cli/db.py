@@ -51,12 +51,22 @@ def reindex(
 @group.command("copy")
 @handles_errors
 def copy(
-    src_url: Annotated[str, typer.Argument(
-        metavar="SRC_URL", show_default=False,
-        help="The database to copy: sqlite:///PATH or postgresql://USER@HOST/DB.")],
-    dst_url: Annotated[str, typer.Argument(
-        metavar="DST_URL", show_default=False,
-        help="An empty database to copy into; migrated first, a SQLite file is created.")],
+    src_url: Annotated[
+        str,
+        typer.Argument(
+            metavar="SRC_URL",
+            show_default=False,
+            help="The database to copy: sqlite:///PATH or postgresql://USER@HOST/DB.",
+        ),
+    ],
+    dst_url: Annotated[
+        str,
+        typer.Argument(
+            metavar="DST_URL",
+            show_default=False,
+            help="An empty database to copy into; migrated first, a SQLite file is created.",
+        ),
+    ],
     json_out: bool = JsonOption,
 ) -> None:
     """Copy a whole installation to another database (SQLite to PostgreSQL or back), then verify it.
@@ -80,8 +90,10 @@ def copy(
     else:
         _print_report(report)
     if not report.ok:
-        fail(f"internal: the copy does not match its source ({_mismatch(report)}); discard the destination "
-             "database and copy again")
+        fail(
+            f"internal: the copy does not match its source ({_mismatch(report)}); discard the destination "
+            "database and copy again"
+        )
 
 
 def _check_urls(source_url: str, destination_url: str) -> None:
@@ -113,8 +125,11 @@ def _print_report(report: CopyReport) -> None:
         vectors = "no vectors to check"
     else:
         vectors = f"{report.vectors_checked} vectors sampled, lowest cosine {report.min_cosine:.6f}"
-    console.print(f"copied {report.rows} rows from {report.source_backend} to {report.destination_backend}; "
-                  f"{vectors}", highlight=False, soft_wrap=True)
+    console.print(
+        f"copied {report.rows} rows from {report.source_backend} to {report.destination_backend}; {vectors}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _mismatch(report: CopyReport) -> str:

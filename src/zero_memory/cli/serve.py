@@ -25,13 +25,19 @@ def register(cli: typer.Typer) -> None:
 
 @handles_errors
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Address to bind; keep the default unless a TLS proxy "
-                                      "fronts the server.")] = DEFAULT_HOST,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to bind; keep the default unless a TLS proxy fronts the server.")
+    ] = DEFAULT_HOST,
     port: Annotated[int, typer.Option("--port", help="Port to bind.", min=1, max=65535)] = DEFAULT_PORT,
-    allowed_hosts: Annotated[str, typer.Option(
-        "--allowed-hosts", envvar="ZM_ALLOWED_HOSTS",
-        help="Comma-separated Host names /mcp accepts besides loopback, e.g. the name a reverse proxy "
-        "forwards (zm.example.com); * accepts any.")] = "",
+    allowed_hosts: Annotated[
+        str,
+        typer.Option(
+            "--allowed-hosts",
+            envvar="ZM_ALLOWED_HOSTS",
+            help="Comma-separated Host names /mcp accepts besides loopback, e.g. the name a reverse proxy "
+            "forwards (zm.example.com); * accepts any.",
+        ),
+    ] = "",
 ) -> None:
     """Serve MCP over streamable HTTP at /mcp (bearer token required), the dashboard at /, and /healthz."""
     import uvicorn
@@ -45,15 +51,18 @@ def serve(
     names = [name for name in allowed_hosts.replace(",", " ").split() if name]
     asgi = create_app(application, host=host, allowed_hosts=names, extra_routes=dashboard.routes(application))
     shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"zero-memory {__version__} listening on http://{shown}:{port}  "
-               f"(MCP: http://{shown}:{port}/mcp, health: /healthz)")
+    typer.echo(
+        f"zero-memory {__version__} listening on http://{shown}:{port}  "
+        f"(MCP: http://{shown}:{port}/mcp, health: /healthz)"
+    )
     typer.echo(login_link(application, f"http://{shown}:{port}"))
     if not is_loopback(host):
         err_console.print(
             f"warning: bound to {host or 'every interface'}, reachable from other machines. Bearer tokens "
             "travel in clear text over plain HTTP: put a TLS-terminating reverse proxy in front"
             + (" and set ZM_ALLOWED_HOSTS to the names it forwards." if host in WILDCARD_BINDS else "."),
-            markup=False, highlight=False,
+            markup=False,
+            highlight=False,
         )
     uvicorn.run(asgi, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
 

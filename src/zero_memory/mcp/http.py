@@ -62,8 +62,9 @@ def bearer_token(scope: Scope) -> str | None:
 
 
 async def unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
-    response = Response("unauthorized", status_code=401, media_type="text/plain",
-                        headers={"WWW-Authenticate": "Bearer"})
+    response = Response(
+        "unauthorized", status_code=401, media_type="text/plain", headers={"WWW-Authenticate": "Bearer"}
+    )
     await response(scope, receive, send)
 
 
@@ -101,5 +102,4 @@ def transport_security(bind_host: str, allowed_hosts: Sequence[str] = ()) -> Tra
         forms = [name] if has_port else [name, f"{name}:*"]
         hosts.extend(forms)
         origins.extend(f"{scheme}://{form}" for scheme in ("http", "https") for form in forms)
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)

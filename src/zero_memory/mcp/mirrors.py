@@ -28,20 +28,23 @@ def remember(result: RememberResult) -> str:
     if result.status == "absorbed":
         lines = [f"absorbed: {result.id} in {result.scope} already says this; nothing new was written"]
     elif result.status == "yielded":
-        lines = [f"yielded: {result.id} in {result.scope} (rank {result.rank}) already says this "
-                 "with more authority; nothing new was written"]
+        lines = [
+            f"yielded: {result.id} in {result.scope} (rank {result.rank}) already says this "
+            "with more authority; nothing new was written"
+        ]
     else:
         lines = [f"created {result.id} in {result.scope} (rank {result.rank})"]
     if result.routed_to_project:
-        lines.append(f"routed to {result.routed_to_project.get('project')}: "
-                     f"{result.routed_to_project.get('reason')}")
+        lines.append(f"routed to {result.routed_to_project.get('project')}: {result.routed_to_project.get('reason')}")
     if result.superseded:
         lines.append("superseded (retired): " + ", ".join(result.superseded))
     lines.extend(f"skipped link {s.type} -> {s.dst}: {s.reason}" for s in result.skipped_links)
     if result.similar_existing:
         lines.append("similar existing:")
-        lines.extend(f"- {m.id} ({m.kind.value}, {m.scope}, similarity {m.similarity:.2f}): {m.preview}"
-                     for m in result.similar_existing)
+        lines.extend(
+            f"- {m.id} ({m.kind.value}, {m.scope}, similarity {m.similarity:.2f}): {m.preview}"
+            for m in result.similar_existing
+        )
     if result.hint:
         lines.append(f"hint: {result.hint}")
     if result.length_directive:

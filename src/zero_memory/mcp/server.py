@@ -65,9 +65,7 @@ class ZMServer(MCPServer[Any]):
     async def list_tools(self) -> list[ToolDescription]:
         return [spec.describe() for spec in self.specs.values()] + await super().list_tools()
 
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         spec = self.specs.get(name)
         if spec is None:
             if self._tool_manager.get_tool(name) is not None:
@@ -80,8 +78,9 @@ class ZMServer(MCPServer[Any]):
 def tool_modules() -> list[ModuleType]:
     """Every ``zero_memory.mcp.tools_*`` module, in name order: adding a tool module is enough to serve it."""
     package = importlib.import_module("zero_memory.mcp")
-    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__)
-                   if info.name.startswith(TOOL_MODULE_PREFIX))
+    names = sorted(
+        info.name for info in pkgutil.iter_modules(package.__path__) if info.name.startswith(TOOL_MODULE_PREFIX)
+    )
     return [importlib.import_module(f"zero_memory.mcp.{name}") for name in names]
 
 
@@ -98,4 +97,3 @@ def build_server(app: App, identity: Identity | None = None) -> ZMServer:
             register(server)
     resources.register(server)
     return server
-

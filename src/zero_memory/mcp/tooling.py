@@ -284,11 +284,13 @@ def safe_text(error: errors.ZMError) -> str:
     finding = guard.find_secret(text)
     if finding is None:
         return text
-    return str(errors.ZMError(
-        error.code,
-        f"the message quoted a value that looks like a credential ({finding.detector}); it is not repeated",
-        subcode=error.subcode,
-    ))
+    return str(
+        errors.ZMError(
+            error.code,
+            f"the message quoted a value that looks like a credential ({finding.detector}); it is not repeated",
+            subcode=error.subcode,
+        )
+    )
 
 
 def error_result(error: errors.ZMError) -> CallToolResult:
@@ -345,8 +347,14 @@ async def invoke(
 def record_usage(app: App, caller: Caller, tool: str, outcome: Outcome) -> None:
     try:
         with app.store.tx(write=True) as tx:
-            tx.add_usage_event(user_id=caller.uid, tool=tool, client=caller.client, outcome=outcome.code,
-                               declared_supersede=outcome.declared_supersede, at=app.clock())
+            tx.add_usage_event(
+                user_id=caller.uid,
+                tool=tool,
+                client=caller.client,
+                outcome=outcome.code,
+                declared_supersede=outcome.declared_supersede,
+                at=app.clock(),
+            )
     except Exception:
         # Losing one usage event must not fail the call it describes.
         log.exception("could not record a usage event for %s", tool)

@@ -263,5 +263,3 @@ def register(server: MCPServer) -> None:
     def triage(verdict: str | None = None) -> str:
         scope = f" (only rows with verdict {verdict})" if verdict else ""
         return TRIAGE.format(scope=scope)
-
-

@@ -48,13 +48,20 @@ ProjectHint = Field(
 
 
 class RememberArgs(ToolArgs):
-    content: str = Field(description="One self-contained statement, understandable without this conversation. "
-                         f"At most {MAX_CONTENT_CHARS} characters; never a credential.")
-    kind: Kind = Field(description="fact, decision (with its why), preference, convention, gotcha, reference, "
-                       "episode, task or open-question (the last two stay open until close_loop).")
-    scope: str | None = Field(default=None, description='Where it belongs: "core" (true outside any project), '
-                              '"personal" (about the user), a project slug or a full scope path. '
-                              "Default: project_hint, else the session's project.")
+    content: str = Field(
+        description="One self-contained statement, understandable without this conversation. "
+        f"At most {MAX_CONTENT_CHARS} characters; never a credential."
+    )
+    kind: Kind = Field(
+        description="fact, decision (with its why), preference, convention, gotcha, reference, "
+        "episode, task or open-question (the last two stay open until close_loop)."
+    )
+    scope: str | None = Field(
+        default=None,
+        description='Where it belongs: "core" (true outside any project), '
+        '"personal" (about the user), a project slug or a full scope path. '
+        "Default: project_hint, else the session's project.",
+    )
     project_hint: str | None = ProjectHint
     session_id: str | None = SessionId
     links: list[LinkSpec] = Field(
@@ -62,10 +69,14 @@ class RememberArgs(ToolArgs):
         description='Relations to existing memories: [{"type": "supersedes" | "relates_to" | "derived_from", '
         '"dst": "<id>"}]. Declare "supersedes" for every memory this one replaces (at most 10).',
     )
-    provisional: bool = Field(default=False, description="True only for automatic captures (transcript watchers, "
-                              "harvests): stored at rank 0, below what agents and people state.")
-    source: SourceSpec | None = Field(default=None, description="Pointers, never content: thread, "
-                                      "client_session_id, imported_from, client.")
+    provisional: bool = Field(
+        default=False,
+        description="True only for automatic captures (transcript watchers, "
+        "harvests): stored at rank 0, below what agents and people state.",
+    )
+    source: SourceSpec | None = Field(
+        default=None, description="Pointers, never content: thread, client_session_id, imported_from, client."
+    )
 
 
 def _declares_supersede(args: RememberArgs) -> bool:
@@ -115,7 +126,7 @@ class RecallArgs(ToolArgs):
     query: str = Field(description="What you are about to work on or want to know; meaning and words both count.")
     scopes: list[str] | None = Field(
         default=None,
-        description='Where to look. Default: the session\'s project plus your personal and core memories. '
+        description="Where to look. Default: the session's project plus your personal and core memories. "
         '["*"] for everything you can see; or "core", "personal", project slugs, scope paths.',
     )
     kinds: list[Kind] | None = Field(default=None, description="Only these kinds.")
@@ -143,8 +154,14 @@ def recall(call: ToolCall, args: RecallArgs) -> RecallResult:
     relying on it. Each hit also comes as a link to the resource zm://memory/{id}.
     """
     return recall_service(
-        call.app, call.caller, args.query, scopes_arg=args.scopes, kinds=args.kinds, limit=args.limit,
-        project_hint=args.project_hint, session_id=call.session(args.session_id),
+        call.app,
+        call.caller,
+        args.query,
+        scopes_arg=args.scopes,
+        kinds=args.kinds,
+        limit=args.limit,
+        project_hint=args.project_hint,
+        session_id=call.session(args.session_id),
     )
 
 
@@ -153,13 +170,15 @@ class IdArgs(ToolArgs):
 
 
 def _memory_links(result: GetMemoryResult) -> list[ResourceLink]:
-    ids = [result.memory.id, *(lk.dst if lk.src == result.memory.id else lk.src for lk in result.links),
-           *(entry.id for entry in result.history)]
+    ids = [
+        result.memory.id,
+        *(lk.dst if lk.src == result.memory.id else lk.src for lk in result.links),
+        *(entry.id for entry in result.history),
+    ]
     return [memory_link(memory_id) for memory_id in dict.fromkeys(ids)]
 
 
-@toolset.tool(title="Get a memory", read_only=True, idempotent=True, mirror=mirrors.get_memory,
-              links=_memory_links)
+@toolset.tool(title="Get a memory", read_only=True, idempotent=True, mirror=mirrors.get_memory, links=_memory_links)
 def get_memory(call: ToolCall, args: IdArgs) -> GetMemoryResult:
     """Read one memory whole: its row (status, why it was retired, its successor), its links, its version
     history (the memories it superseded), its audit trail and its open disputes. Check a memory this way
@@ -209,10 +228,14 @@ def close_loop(call: ToolCall, args: CloseLoopArgs) -> LifecycleResult:
 
 class MoveArgs(ToolArgs):
     ids: list[str] = Field(description="The memories to move (1–100).")
-    scope: str | None = Field(default=None, description='The target: "core", "personal", a project slug or a '
-                              "scope path. Pass this or project_hint.")
-    project_hint: str | None = Field(default=None, description="The target project: a repository path, git "
-                                     "remote URL or project name. Pass this or scope.")
+    scope: str | None = Field(
+        default=None,
+        description='The target: "core", "personal", a project slug or a scope path. Pass this or project_hint.',
+    )
+    project_hint: str | None = Field(
+        default=None,
+        description="The target project: a repository path, git remote URL or project name. Pass this or scope.",
+    )
 
 
 @toolset.tool(title="Move memories", idempotent=True, mirror=mirrors.move)
@@ -222,15 +245,15 @@ def move_memories(call: ToolCall, args: MoveArgs) -> MoveResult:
     `moved`, `unchanged` (already there) and `failed` (each with its reason); one failure does not stop the
     batch.
     """
-    return lifecycle.move_memories(call.app, call.caller, args.ids, scope=args.scope,
-                                   project_hint=args.project_hint)
+    return lifecycle.move_memories(call.app, call.caller, args.ids, scope=args.scope, project_hint=args.project_hint)
 
 
 class LinkArgs(ToolArgs):
     src: str = Field(description="The memory the relation starts from (one you can change).")
     dst: str = Field(description="The memory it points to (one you can see).")
     type: Literal["relates_to", "derived_from", "contradicts"] = Field(
-        description="relates_to, derived_from (src was derived from dst) or contradicts (they disagree).")
+        description="relates_to, derived_from (src was derived from dst) or contradicts (they disagree)."
+    )
 
 
 @toolset.tool(title="Link two memories", idempotent=True, mirror=mirrors.link)

@@ -90,8 +90,9 @@ def _invalidate(
                 id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
             )
         payload: dict[str, object] | None = {"note": note} if note else None
-        retire(tx, memory, successor=None, reason=reason, actor=caller.uid, action=action, at=app.clock(),
-               payload=payload)
+        retire(
+            tx, memory, successor=None, reason=reason, actor=caller.uid, action=action, at=app.clock(), payload=payload
+        )
     return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True, invalidated_reason=reason.value)
 
 

@@ -236,9 +236,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
-            superseded += _refine_same_session(
-                tx, caller, incoming, vector, config.same_session_similarity, now, paths
-            )
+            superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now, paths)
             similar = _similar_existing(
                 tx,
                 vis,

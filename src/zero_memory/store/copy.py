@@ -61,8 +61,9 @@ class CopyReport:
             "source_backend": self.source_backend,
             "destination_backend": self.destination_backend,
             "rows": self.rows,
-            "tables": {t: {"source": self.source.get(t, 0), "destination": self.destination.get(t, 0)}
-                       for t in COPY_TABLES},
+            "tables": {
+                t: {"source": self.source.get(t, 0), "destination": self.destination.get(t, 0)} for t in COPY_TABLES
+            },
             "mismatched": self.mismatched,
             "vectors_checked": self.vectors_checked,
             "min_cosine": self.min_cosine,

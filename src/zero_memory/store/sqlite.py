@@ -160,8 +160,9 @@ class SQLiteStore:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -206,10 +207,13 @@ class SQLiteStore:
             held = tx._query("SELECT holder FROM locks WHERE name = ?", (name,))
             if held and _holder_is_dead(held[0]["holder"]):
                 tx._exec("DELETE FROM locks WHERE name = ? AND holder = ?", (name, held[0]["holder"]))
-            taken = tx._exec(
-                "INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-                (name, self._holder, to_text(now + timedelta(hours=6))),
-            ) > 0
+            taken = (
+                tx._exec(
+                    "INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                    (name, self._holder, to_text(now + timedelta(hours=6))),
+                )
+                > 0
+            )
         try:
             yield taken
         finally:

@@ -67,8 +67,19 @@ def browse(app: App, caller: Caller, *, query: str = "", lifecycle: str = "live"
     if lifecycle in ("live", "all") and text:
         hits = recall(app, caller, text, scopes_arg=["*"], limit=min(limit, RECALL_LIMIT), record=False).hits
         cards = [
-            Card(h.id, h.content, h.kind.value, h.scope, h.rank, h.author_kind, h.agent_name, "live", None,
-                 h.age_days, h.disputed)
+            Card(
+                h.id,
+                h.content,
+                h.kind.value,
+                h.scope,
+                h.rank,
+                h.author_kind,
+                h.agent_name,
+                "live",
+                None,
+                h.age_days,
+                h.disputed,
+            )
             for h in hits
         ]
     now = app.clock()

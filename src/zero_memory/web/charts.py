@@ -111,8 +111,10 @@ def stacked_columns(
     body: list[str] = []
     for tick in ticks:
         y = top + plot_h * (1 - tick / peak)
-        body.append(f'<line x1="{left}" x2="{WIDTH}" y1="{_num(y)}" y2="{_num(y)}" stroke="currentColor" '
-                    f'stroke-opacity="{0.35 if tick == 0 else 0.12}"/>')
+        body.append(
+            f'<line x1="{left}" x2="{WIDTH}" y1="{_num(y)}" y2="{_num(y)}" stroke="currentColor" '
+            f'stroke-opacity="{0.35 if tick == 0 else 0.12}"/>'
+        )
         body.append(_text(left - 8, y + 4, str(tick), anchor="end", muted=True))
     every = max(label_every, 1)
     if columns:
@@ -173,20 +175,36 @@ def insight_charts(data: Insights) -> dict[str, Markup]:
     days = data.days
     weeks = data.supersede.weeks
     return {
-        "inflow": stacked_columns(data.inflow, QUEUE_VERDICTS, label_every=7,
-                                  title=f"Queue rows raised per day, last {days} days, by verdict"),
+        "inflow": stacked_columns(
+            data.inflow, QUEUE_VERDICTS, label_every=7, title=f"Queue rows raised per day, last {days} days, by verdict"
+        ),
         "inflow_legend": legend(present(data.inflow, QUEUE_VERDICTS)),
-        "actions": stacked_columns(data.actions, AUTO_VERDICTS, label_every=max(len(data.actions) // 4, 1),
-                                   title="Automatic invalidations per run, by verdict"),
+        "actions": stacked_columns(
+            data.actions,
+            AUTO_VERDICTS,
+            label_every=max(len(data.actions) // 4, 1),
+            title="Automatic invalidations per run, by verdict",
+        ),
         "actions_legend": legend(present(data.actions, AUTO_VERDICTS)),
-        "dismissals": stacked_columns(data.dismissals, DISMISSAL_KINDS, label_every=7,
-                                      title=f"Queue rows dismissed by self-healing per day, last {days} days"),
+        "dismissals": stacked_columns(
+            data.dismissals,
+            DISMISSAL_KINDS,
+            label_every=7,
+            title=f"Queue rows dismissed by self-healing per day, last {days} days",
+        ),
         "dismissals_legend": legend(present(data.dismissals, DISMISSAL_KINDS)),
-        "tokens": horizontal_bars([(f"{t.owner} · {t.purpose}", t.total) for t in data.tokens],
-                                  title="Judge tokens by owner and purpose", category="duplicate"),
-        "supersede": share_bar(data.supersede.declared, data.supersede.total,
-                               title=f"Share of writes that declared a supersede, last {days} days"),
-        "supersede_weeks": stacked_columns(weeks, ("declared", "plain"), height=120,
-                                           title="Writes per week, declared supersede or not"),
+        "tokens": horizontal_bars(
+            [(f"{t.owner} · {t.purpose}", t.total) for t in data.tokens],
+            title="Judge tokens by owner and purpose",
+            category="duplicate",
+        ),
+        "supersede": share_bar(
+            data.supersede.declared,
+            data.supersede.total,
+            title=f"Share of writes that declared a supersede, last {days} days",
+        ),
+        "supersede_weeks": stacked_columns(
+            weeks, ("declared", "plain"), height=120, title="Writes per week, declared supersede or not"
+        ),
         "supersede_legend": legend(present(weeks, ("declared", "plain"))),
     }

@@ -218,8 +218,9 @@ class ErrorPages:
         return redirect("/login")
 
     async def csrf_refused(self, request: Request, exc: Exception) -> Response:
-        detail = "This form was missing its security token or the token had expired. Go back, reload the page " \
-                 "and try again."
+        detail = (
+            "This form was missing its security token or the token had expired. Go back, reload the page and try again."
+        )
         return await self._page(request, 403, "Refused", detail)
 
     async def refusal(self, request: Request, exc: Exception) -> Response:

@@ -144,8 +144,7 @@ def actions_per_run(entries: Iterable[AuditEntry], runs: Sequence[Run]) -> list[
         if entry.run_id:
             counts[entry.run_id][auto_verdict(entry.payload)] += 1
     ordered = sorted(runs, key=lambda r: (r.started_at, r.id))
-    return [Column(day_label(day_of(r.started_at)), dict(counts.get(r.id, Counter())))
-            for r in ordered]
+    return [Column(day_label(day_of(r.started_at)), dict(counts.get(r.id, Counter()))) for r in ordered]
 
 
 def tokens_by_owner_and_purpose(rows: Iterable[Mapping[str, Any]]) -> list[TokenTotal]:
@@ -201,9 +200,7 @@ def insights_for(app: App, caller: Caller, *, days: int = WINDOW_DAYS) -> Insigh
         runs = tx.list_runs(owner=uid, limit=RUNS_SHOWN)
         first = min((r.started_at for r in runs), default=since)
         ids = {r.id for r in runs}
-        auto = [
-            e for e in tx.audit_actions("hygiene.auto_resolve", since=first) if e.owner == uid and e.run_id in ids
-        ]
+        auto = [e for e in tx.audit_actions("hygiene.auto_resolve", since=first) if e.owner == uid and e.run_id in ids]
         ledger = tx.ledger(owner=uid)
         writes = [r for r in tx.usage_events(tool="remember", since=since) if r["user_id"] == uid]
     return Insights(

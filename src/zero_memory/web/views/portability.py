@@ -20,8 +20,9 @@ DECISIONS = ("approve", "dismiss")
 def index(app: App, request: Request, caller: Caller) -> Response:
     status = forms.optional(request.query_params, "status") or "pending"
     proposals = list_portability(app, caller, status)
-    return render(request, app, caller, "portability.html",
-                  {"proposals": proposals, "status": status, "statuses": STATUSES})
+    return render(
+        request, app, caller, "portability.html", {"proposals": proposals, "status": status, "statuses": STATUSES}
+    )
 
 
 def decide(app: App, request: Request, caller: Caller, form: FormData) -> Response:

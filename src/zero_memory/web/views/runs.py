@@ -36,6 +36,9 @@ def detail(app: App, request: Request, caller: Caller) -> Response:
 def undo(app: App, request: Request, caller: Caller, form: FormData) -> Response:
     report = undo_run(app, request.path_params["run_id"], actor=caller.uid, owner=caller.uid)
     restored = len(report.restored)
-    flash(request, f"Undone: restored {restored} {'memory' if restored == 1 else 'memories'}, "
-                   f"removed {report.unlinked} {'link' if report.unlinked == 1 else 'links'}.")
+    flash(
+        request,
+        f"Undone: restored {restored} {'memory' if restored == 1 else 'memories'}, "
+        f"removed {report.unlinked} {'link' if report.unlinked == 1 else 'links'}.",
+    )
     return redirect(f"/runs/{report.run_id}")
