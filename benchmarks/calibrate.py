@@ -96,7 +96,7 @@ def load_encoder(spec: str | None, threads: int, model: str | None = None) -> tu
     """The default model; ``model`` = a name for the server's ``build_embedder`` (ZM_EMBEDDING_MODEL);
     or ``spec`` = ``module:factory`` returning an object with ``encode(list[str])``."""
     if model is not None:
-        from zero_memory.embedding.base import build_embedder
+        from zero_memory.embedding.factory import build_embedder
 
         embedder = build_embedder(model)
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import memories
 
 from zero_memory.access.caller import Caller
+from zero_memory.access.project_identity import project_paths
 from zero_memory.access.users import add_user
 from zero_memory.bootstrap import build_app
 from zero_memory.hygiene import filters
@@ -68,7 +69,7 @@ def main() -> None:
 
     started = time.perf_counter()
     with app.store.tx() as tx:
-        paths = filters.project_paths(tx, OWNER)
+        paths = project_paths(tx, OWNER)
         kept = [c for c in candidates if filters.screen(tx, c, judge.model, paths) is None]
     filtering = time.perf_counter() - started
 

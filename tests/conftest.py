@@ -11,7 +11,8 @@ import pytest
 from tests.pg import fresh_pg_url, session_server
 from zero_memory.access import users
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.embedding import Embedder
 from zero_memory.embedding.usem import UniversalSentenceEncoder
 from zero_memory.settings import Settings

@@ -9,7 +9,7 @@ import pytest
 from zero_memory import errors
 from zero_memory.access.projects import create_project, normalize_remote, resolve_hint
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 
 from zero_memory import errors
 from zero_memory.access import users
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import utcnow
 
 

@@ -30,7 +30,8 @@ from tests.badinput.table import EMOJI, GITHUB_TOKEN, NUL, ROWS, RTL, SURROGATE,
 from tests.pg import PgServer, pg_server  # noqa: F401  (fixture)
 from zero_memory.access import users
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.server import ZMServer, build_server

@@ -11,7 +11,7 @@ import pytest
 from tests.cli.conftest import ZmResult
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.hygiene.retro import parse_cursor, retro
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.store.base import SYSTEM, DisputeQuery

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeStatus, Link, pair_key
 from zero_memory.judge.base import PairRequest

@@ -7,14 +7,13 @@ from typing import Any
 
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
-from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank
+from zero_memory.app import App
+from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
 from zero_memory.domain.records import Run
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.ids import memory_id
 from zero_memory.judge.base import PortabilityRequest
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
-from zero_memory.memory.write import content_hash
 
 # Pairs that really are similar for the bundled model (cosine 0.76 to 0.97), and
 # unlike each other (below 0.4, under the sweep floor of 0.48).

@@ -10,12 +10,12 @@ import pytest
 from tests.hygiene.helpers import T0, memory, row
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
+from zero_memory.access.project_identity import different_projects, project_identity, project_paths
 from zero_memory.access.projects import create_project
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
 from zero_memory.hygiene import filters
 from zero_memory.hygiene.candidates import Candidate
-from zero_memory.hygiene.cross_project import different_projects, project_identity
 from zero_memory.hygiene.filters import Skip, screen
 from zero_memory.store.base import Judgement, Tx
 
@@ -188,7 +188,7 @@ def test_an_import_resolves_to_its_owner_s_project_when_another_owner_has_one_at
     imported = write(app, alice, "The staging database is blue", source={"imported_from": "/work/web"})
     candidate = Candidate.of(row(app, in_project.id), row(app, imported.id), 0.76)
     with app.store.tx() as tx:
-        paths = filters.project_paths(tx, "alice")
+        paths = project_paths(tx, "alice")
         assert project_identity(candidate.b, paths) == ("scope", "proj.alice.web")
         assert screen(tx, candidate, "m", paths) is None
 
@@ -198,7 +198,7 @@ def test_project_paths_map_a_project_s_repository_to_its_scope(app: App) -> None
         create_project(tx, "alice", "web", path="/work/web")
         create_project(tx, "alice", "notes")  # no path: nothing to map
     with app.store.tx() as tx:
-        assert filters.project_paths(tx, "alice") == {"/work/web": "proj.alice.web"}
+        assert project_paths(tx, "alice") == {"/work/web": "proj.alice.web"}
 
 
 # -- screen: the first filter that drops the pair ------------------------------------------
@@ -248,7 +248,7 @@ def test_screen_reports_the_first_filter_in_the_spec_s_order(
             if name in steps:
                 steps[name](tx, pair)
     with app.store.tx() as tx:
-        assert screen(tx, pair, "judge-v1", filters.project_paths(tx, "alice")) is expected
+        assert screen(tx, pair, "judge-v1", project_paths(tx, "alice")) is expected
 
 
 def test_remember_and_the_sweep_agree_on_an_import_from_inside_a_project(app: App, alice: Caller) -> None:
@@ -256,5 +256,5 @@ def test_remember_and_the_sweep_agree_on_an_import_from_inside_a_project(app: Ap
     imported = write(app, alice, "The staging database is blue", source={"imported_from": "/work/web/docs"})
     with app.store.tx() as tx:
         pair = Candidate.of(row(app, in_project.id), row(app, imported.id), 0.76)
-        assert screen(tx, pair, "m", filters.project_paths(tx, "alice")) is None  # the sweep: one project
+        assert screen(tx, pair, "m", project_paths(tx, "alice")) is None  # the sweep: one project
     assert in_project.id in [s.id for s in imported.similar_existing]

@@ -12,7 +12,8 @@ from tests.hygiene.helpers import Clock, audit, audit_actions, dispute_of, dispu
 from tests.hygiene.pipeline import BLUE, GREEN, TOPICS, cycle, factory, judge_by_pair, two
 from tests.memory.helpers import supersede, write
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.portability import resolve_portability

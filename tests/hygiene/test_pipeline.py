@@ -19,7 +19,7 @@ from tests.hygiene.helpers import asked, audit, audit_actions, dispute_of, dispu
 from tests.hygiene.pipeline import BLUE, GREEN, TOPICS, cycle, factory, human, judge_by_pair, two
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import DisputeStatus, pair_key
 from zero_memory.hygiene.cycle import on_write, scan_written

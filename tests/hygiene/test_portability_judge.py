@@ -1,4 +1,4 @@
-"""The portability judge behind the write-time gate and the audit pass (hygiene.md §10).
+"""The portability judge behind the write-time gate and the audit pass (docs/spec/hygiene.md §10).
 
 The gate is driven end to end through ``remember``: a project is attached, the
 agent asks for ``scope: "core"``, and the owner's judge decides. Anything but a
@@ -18,9 +18,8 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.memory.helpers import write
 from zero_memory import crypto
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import Kind, Memory
-from zero_memory.hygiene.portability_judge import gate_check, portability_check
 from zero_memory.judge import (
     FailureKind,
     FakeJudge,
@@ -30,7 +29,9 @@ from zero_memory.judge import (
     Purpose,
     Unjudged,
 )
-from zero_memory.judge.owners import set_owner_key
+from zero_memory.judge.keys import set_owner_key
+from zero_memory.judge.owners import judge_for
+from zero_memory.judge.portability import audit, gate_check
 from zero_memory.memory.models import RememberResult
 from zero_memory.store.base import SYSTEM
 
@@ -138,7 +139,7 @@ def test_a_kind_that_is_never_portable_is_not_judged(make_app: Callable[..., App
 
 def test_offer_mode_says_no_judge_is_configured(make_app: Callable[..., App]) -> None:
     app = make_app({"ZM_SECRET_KEY": SECRET})
-    assert gate_check(app, "alice") is None
+    assert gate_check(judge_for(app.judge_factory, "alice")) is None
     result = ask_for_core(app)
     assert result.routed_to_project == {"project": PROJECT, "reason": "no portability judge is configured"}
 
@@ -166,7 +167,7 @@ def test_a_confident_answer_from_the_provider_grants_core_on_the_owner_s_key(
 ) -> None:
     openai_server.enqueue(openai_server.portability(True, 0.9))
     app = app_judged_by_server(make_app, openai_server)
-    set_owner_key(app, "alice", None, OWNER_KEY)
+    set_owner_key(app.settings, app.store, "alice", None, OWNER_KEY, at=app.clock())
     result = ask_for_core(app)
     assert result.scope == "user.alice.core"
     assert openai_server.last_request.api_key == OWNER_KEY
@@ -220,7 +221,11 @@ def test_the_audit_asks_about_the_memory_for_its_owner(make_app: Callable[..., A
 
     app = make_app({"ZM_SECRET_KEY": SECRET}, judge_factory=factory)
     memory = project_memory(app)
-    assert portability_check(app, "bob", memory, "run-1") == (True, 0.85, "True of uv anywhere.")
+    assert audit(judge_for(app.judge_factory, "bob", "run-1"), memory, app.clock()) == (
+        True,
+        0.85,
+        "True of uv anywhere.",
+    )
     assert asked == [("bob", "run-1")]
     [request] = fake.requests
     assert isinstance(request, PortabilityRequest)
@@ -231,7 +236,7 @@ def test_the_audit_asks_about_the_memory_for_its_owner(make_app: Callable[..., A
 @pytest.mark.parametrize("answer", [FailureKind.MALFORMED, FailureKind.TIMEOUT, Unjudged()])
 def test_the_audit_gets_none_without_a_verdict(make_app: Callable[..., App], answer: Any) -> None:
     app = app_judged_by(make_app, FakeJudge([answer]))
-    assert portability_check(app, "bob", project_memory(app), "run-1") is None
+    assert audit(judge_for(app.judge_factory, "bob", "run-1"), project_memory(app), app.clock()) is None
 
 
 def test_the_audit_s_calls_land_in_the_owner_s_ledger_within_the_run(
@@ -239,13 +244,17 @@ def test_the_audit_s_calls_land_in_the_owner_s_ledger_within_the_run(
 ) -> None:
     openai_server.enqueue(openai_server.portability(False, 0.8, "Names this repo."))
     app = app_judged_by_server(make_app, openai_server)
-    assert portability_check(app, "bob", project_memory(app), "run-9") == (False, 0.8, "Names this repo.")
+    assert audit(judge_for(app.judge_factory, "bob", "run-9"), project_memory(app), app.clock()) == (
+        False,
+        0.8,
+        "Names this repo.",
+    )
     [row] = ledger(app)
     assert (row["owner"], row["purpose"], row["run_id"], row["outcome"]) == ("bob", "portability", "run-9", "judged")
 
 
 def test_the_gate_check_takes_content_and_kind(make_app: Callable[..., App]) -> None:
     app = app_judged_by(make_app, FakeJudge([portable(0.75)]))
-    check = gate_check(app, "alice")
+    check = gate_check(judge_for(app.judge_factory, "alice"))
     assert check is not None
     assert check("Tabs render as 8 columns in less by default", Kind.FACT) == (True, 0.75, "True of CPython anywhere.")

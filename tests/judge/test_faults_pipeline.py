@@ -30,7 +30,8 @@ from tests.hygiene.pipeline import BLUE, GREEN, cycle, human, two
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import add_user
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.domain.memory import Kind, is_protected
 from zero_memory.domain.records import DisputeStatus, pair_key
 from zero_memory.embedding.hashing import HashingEmbedder

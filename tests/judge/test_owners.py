@@ -16,9 +16,11 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY, STRONG
 from zero_memory import crypto, errors
-from zero_memory.bootstrap import App, build_app
-from zero_memory.judge import AttributedJudge, FakeJudge, Judged, JudgeFailure, Unjudged
-from zero_memory.judge.owners import OwnerJudges, clear_owner_key, judge_for, set_owner_key
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
+from zero_memory.judge import AttributedJudge, FailureKind, FakeJudge, Judged, JudgeFailure, Unjudged
+from zero_memory.judge.keys import clear_owner_key, set_owner_key
+from zero_memory.judge.owners import OwnerJudges, judge_for
 from zero_memory.settings import Settings
 
 SECRET = "test-secret-key-0123456789abcdef"
@@ -51,10 +53,10 @@ def ledger(app: App, **where: Any) -> list[dict[str, Any]]:
 def test_an_owner_s_stored_key_pays_for_their_calls_and_the_server_s_for_everyone_else(
     judging_app: App, openai_server: FakeOpenAIServer
 ) -> None:
-    set_owner_key(judging_app, "alice", None, OWNER_KEY)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
     openai_server.respond_with(lambda request: openai_server.verdict())
-    assert isinstance(judge_for(judging_app, "alice").judge(PAIR), Judged)
-    assert isinstance(judge_for(judging_app, "bob").judge(PAIR), Judged)
+    assert isinstance(judge_for(judging_app.judge_factory, "alice").judge(PAIR), Judged)
+    assert isinstance(judge_for(judging_app.judge_factory, "bob").judge(PAIR), Judged)
     assert [r.headers["authorization"] for r in openai_server.requests] == [
         f"Bearer {OWNER_KEY}",
         f"Bearer {SERVER_KEY}",
@@ -66,7 +68,7 @@ def test_a_call_is_attributed_to_the_memory_s_owner_whoever_started_the_run(
 ) -> None:
     """A sweep started by alice that reviews bob's memory: bob's ledger row, alice's run."""
     openai_server.enqueue(openai_server.verdict(prompt_tokens=321, completion_tokens=45))
-    judge_for(judging_app, "bob", run_id="run-started-by-alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "bob", run_id="run-started-by-alice").judge(PAIR)
     [row] = ledger(judging_app)
     assert row["owner"] == "bob"
     assert row["run_id"] == "run-started-by-alice"
@@ -81,7 +83,7 @@ def test_the_ledger_row_is_stamped_by_the_app_s_clock(
     frozen = datetime(2031, 5, 4, 12, 0, tzinfo=UTC)
     app = make_app(judge_env(openai_server), clock=lambda: frozen)
     openai_server.enqueue(openai_server.verdict())
-    judge_for(app, "alice").judge(PAIR)
+    judge_for(app.judge_factory, "alice").judge(PAIR)
     assert ledger(app)[0]["at"].startswith("2031-05-04T12:00")
 
 
@@ -89,7 +91,7 @@ def test_a_failed_call_is_recorded_with_its_kind_and_what_it_cost(
     judging_app: App, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.enqueue(openai_server.completion("this is not JSON", prompt_tokens=99, completion_tokens=7))
-    result = judge_for(judging_app, "alice", run_id="r1").judge(PAIR)
+    result = judge_for(judging_app.judge_factory, "alice", run_id="r1").judge(PAIR)
     assert isinstance(result, JudgeFailure)
     [row] = ledger(judging_app, run_id="r1")
     assert (row["owner"], row["outcome"], row["input_tokens"], row["output_tokens"]) == ("alice", "malformed", 99, 7)
@@ -107,15 +109,17 @@ def test_the_default_factory_takes_owner_and_run_id(judging_app: App, openai_ser
 
 def test_offer_mode_asks_nobody_and_records_nothing(make_app: Callable[..., App]) -> None:
     app = make_app({"ZM_SECRET_KEY": SECRET})
-    judge = judge_for(app, "alice", run_id="r1")
+    judge = judge_for(app.judge_factory, "alice", run_id="r1")
     assert judge.provider == "none"
     assert isinstance(judge.judge(PAIR), Unjudged)
     assert ledger(app) == []
 
 
 def test_a_sweep_builds_each_client_once(judging_app: App) -> None:
-    set_owner_key(judging_app, "alice", None, OWNER_KEY)
-    judges = [judge_for(judging_app, owner, run_id=f"r{i}") for i in range(3) for owner in ("alice", "bob")]
+    set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
+    judges = [
+        judge_for(judging_app.judge_factory, owner, run_id=f"r{i}") for i in range(3) for owner in ("alice", "bob")
+    ]
     inner = [j.inner for j in judges if isinstance(j, AttributedJudge)]
     assert len(inner) == 6
     alices, bobs = inner[0::2], inner[1::2]
@@ -125,7 +129,7 @@ def test_a_sweep_builds_each_client_once(judging_app: App) -> None:
 
 
 def test_owners_without_a_key_share_the_server_s_client(judging_app: App) -> None:
-    alice, bob = judge_for(judging_app, "alice"), judge_for(judging_app, "bob")
+    alice, bob = judge_for(judging_app.judge_factory, "alice"), judge_for(judging_app.judge_factory, "bob")
     assert isinstance(alice, AttributedJudge) and isinstance(bob, AttributedJudge)
     assert alice.inner is bob.inner
 
@@ -134,12 +138,12 @@ def test_a_new_key_is_used_from_the_next_call_and_clearing_it_returns_to_the_ser
     judging_app: App, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.respond_with(lambda request: openai_server.verdict())
-    set_owner_key(judging_app, "alice", None, OWNER_KEY)
-    judge_for(judging_app, "alice").judge(PAIR)
-    set_owner_key(judging_app, "alice", "openai", OTHER_OWNER_KEY)
-    judge_for(judging_app, "alice").judge(PAIR)
-    assert clear_owner_key(judging_app, "alice", None) is True
-    judge_for(judging_app, "alice").judge(PAIR)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", "openai", OTHER_OWNER_KEY, at=judging_app.clock())
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    assert clear_owner_key(judging_app.settings, judging_app.store, "alice", None, at=judging_app.clock()) is True
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
     assert [r.api_key for r in openai_server.requests] == [OWNER_KEY, OTHER_OWNER_KEY, SERVER_KEY]
 
 
@@ -147,27 +151,27 @@ def test_a_key_stored_by_another_process_is_seen_on_the_next_call(
     judging_app: App, openai_server: FakeOpenAIServer, embedder: Any
 ) -> None:
     openai_server.respond_with(lambda request: openai_server.verdict())
-    judge_for(judging_app, "alice").judge(PAIR)  # the server's key, cached
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)  # the server's key, cached
     other = build_app(judging_app.settings, embedder=embedder)  # e.g. `zm user key set` while the server runs
     try:
-        set_owner_key(other, "alice", None, OWNER_KEY)
+        set_owner_key(other.settings, other.store, "alice", None, OWNER_KEY, at=other.clock())
     finally:
         other.close()
-    judge_for(judging_app, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
     assert [r.api_key for r in openai_server.requests] == [SERVER_KEY, OWNER_KEY]
 
 
 def test_a_key_for_another_provider_is_not_used(judging_app: App, openai_server: FakeOpenAIServer) -> None:
-    set_owner_key(judging_app, "alice", "anthropic", OWNER_KEY)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", "anthropic", OWNER_KEY, at=judging_app.clock())
     openai_server.enqueue(openai_server.verdict())
-    judge_for(judging_app, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
     assert openai_server.last_request.api_key == SERVER_KEY
 
 
 def test_a_key_that_no_longer_decrypts_is_refused_never_replaced_by_the_server_s(
     judging_app: App, openai_server: FakeOpenAIServer, embedder: Any
 ) -> None:
-    set_owner_key(judging_app, "alice", None, OWNER_KEY)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
     with judging_app.store.tx() as tx:
         ciphertext = tx.get_provider_key("alice", "openai")
     assert ciphertext is not None
@@ -175,30 +179,32 @@ def test_a_key_that_no_longer_decrypts_is_refused_never_replaced_by_the_server_s
     moved = build_app(judging_app.settings.with_changes(secret_key=other_secret), embedder=embedder)
     try:
         with pytest.raises(errors.ZMError) as caught:
-            judge_for(moved, "alice")
-        assert str(caught.value).startswith("unavailable: ")
-        assert "zm user key set" in str(caught.value)
-        for secret in (OWNER_KEY, SECRET, other_secret, ciphertext, SERVER_KEY):
-            assert secret not in str(caught.value)
-        assert isinstance(judge_for(moved, "bob"), AttributedJudge)  # bob has no key: unaffected
+            moved.judge_factory("alice", None)
+        failure = judge_for(moved.judge_factory, "alice").judge(PAIR)
+        assert isinstance(failure, JudgeFailure) and failure.kind is FailureKind.UNAVAILABLE
+        for told in (str(caught.value), failure.detail):
+            assert told.startswith("unavailable: ")
+            assert "zm user key set" in told
+            for secret in (OWNER_KEY, SECRET, other_secret, ciphertext, SERVER_KEY):
+                assert secret not in told
+        assert isinstance(judge_for(moved.judge_factory, "bob"), AttributedJudge)  # bob has no key: unaffected
     finally:
         moved.close()
     assert openai_server.requests == []
 
 
 def test_no_key_appears_in_a_judge_s_repr(judging_app: App) -> None:
-    set_owner_key(judging_app, "alice", None, OWNER_KEY)
-    text = repr(judge_for(judging_app, "alice")) + repr(judging_app.judge_factory)
+    set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
+    text = repr(judge_for(judging_app.judge_factory, "alice")) + repr(judging_app.judge_factory)
     assert OWNER_KEY not in text and SERVER_KEY not in text
 
 
-def test_a_factory_given_to_build_app_is_kept(tmp_path: Path, embedder: Any) -> None:
+def test_a_factory_given_to_build_app_is_the_one_every_lookup_uses(tmp_path: Path, embedder: Any) -> None:
     fake = FakeJudge(default="unrelated")
     settings = Settings.from_environ({"ZM_HOME": str(tmp_path / "home"), "ZM_SECRET_KEY": SECRET})
     app = build_app(settings, embedder=embedder, judge_factory=lambda owner, run_id: fake)
     try:
-        assert app.judge_factory is not None
         assert app.judge_factory("alice", None) is fake
-        assert judge_for(app, "alice").provider == "none"  # judge_for is always the configured judge
+        assert judge_for(app.judge_factory, "alice") is fake
     finally:
         app.close()

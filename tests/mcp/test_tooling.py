@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from tests.mcp.helpers import text_of
 from zero_memory import errors
 from zero_memory.access import users
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.mcp.http import bearer_token, transport_security
 from zero_memory.mcp.identity import Identity

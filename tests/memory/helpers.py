@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.memory.models import RememberRequest, RememberResult
 from zero_memory.memory.write import remember
 

@@ -7,7 +7,7 @@ import pytest
 from tests.memory.helpers import write
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.memory import lifecycle
 from zero_memory.store.base import SYSTEM
 

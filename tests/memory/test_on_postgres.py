@@ -36,7 +36,7 @@ from tests.memory.test_write import (  # noqa: F401
     test_same_session_refinement_supersedes_the_older_write,
 )
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from tests.memory.helpers import write
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import utcnow
 from zero_memory.domain.memory import Kind, Memory
 from zero_memory.memory.recall import recall, reinforcement, rrf, score

@@ -10,7 +10,7 @@ import pytest
 from tests.memory.helpers import supersede, write
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.embedding import Embedder
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.memory.recall import recall

@@ -19,7 +19,7 @@ from tests.hygiene.pipeline import TOPICS, cycle, factory, judge_by_pair, two
 from tests.memory.helpers import supersede, write
 from tests.reliability.consistency import assert_consistent, problems
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.challenge import challenge
 from zero_memory.conflicts.models import Choice
 from zero_memory.conflicts.resolve import resolve_conflict

@@ -12,7 +12,7 @@ import os
 import socket
 from collections.abc import Callable
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import Run, RunStatus
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import owner_lock

@@ -27,7 +27,8 @@ from tests.memory.helpers import write
 from tests.pg import PgServer
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import ensure_local_user
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.domain.records import RunStatus
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene import runs

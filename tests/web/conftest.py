@@ -25,7 +25,8 @@ from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from tests.mcp.helpers import base_env, start_server, stop_server
 from tests.web.helpers import Seeder, csrf_of
 from zero_memory.access import users
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.embedding import Embedder
 from zero_memory.settings import Settings
 from zero_memory.web import dashboard

@@ -10,7 +10,7 @@ from typing import Any
 
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project, grant
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.challenge import challenge
 from zero_memory.domain.memory import Kind, Memory
 from zero_memory.domain.records import Dispute

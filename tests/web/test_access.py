@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from tests.web.conftest import log_in, token_for
 from tests.web.helpers import Seeder, csrf_of, unique
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.web import auth, dashboard
 
 

@@ -7,7 +7,7 @@ import pytest
 from tests.web.helpers import Seeder, unique
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.web.browse import browse
 
 

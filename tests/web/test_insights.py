@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.web.helpers import Seeder, unique
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Run, RunStatus
 from zero_memory.web import insights
 from zero_memory.web.insights import Column

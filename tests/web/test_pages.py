@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from tests.web.conftest import log_in
 from tests.web.helpers import Seeder, csrf_of, unique
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import Rank
 from zero_memory.domain.records import DisputeStatus
 from zero_memory.memory.lifecycle import forget

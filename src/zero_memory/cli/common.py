@@ -17,7 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import ensure_local_user
-from zero_memory.bootstrap import App, build_app
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.settings import Settings
 
 P = ParamSpec("P")

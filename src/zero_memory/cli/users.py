@@ -10,7 +10,7 @@ import typer
 from zero_memory import errors
 from zero_memory.access import users as accounts
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
-from zero_memory.judge import owners
+from zero_memory.judge import keys
 
 group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
 
@@ -118,12 +118,12 @@ def key_set(
         )
     uid = _user(user)
     application = app()
-    name = owners.key_provider(application, provider)
-    owners.require_user(application, uid)
+    name = keys.key_provider(application.settings, provider)
+    keys.require_user(application.store, uid)
     key = _read_key()
     if len(key) > MAX_KEY_CHARS:
         raise errors.validation(f"the key is longer than {MAX_KEY_CHARS} characters: is that the right input?")
-    status = owners.set_owner_key(application, uid, name, key)
+    status = keys.set_owner_key(application.settings, application.store, uid, name, key, at=application.clock())
     if json_out:
         print_json(status.to_dict())
         return
@@ -143,7 +143,8 @@ def key_show(
     json_out: bool = JsonOption,
 ) -> None:
     """Say whether a user has a provider key stored, and its last 4 characters."""
-    status = owners.key_status(app(), _user(user), provider)
+    application = app()
+    status = keys.key_status(application.settings, application.store, _user(user), provider)
     if json_out:
         print_json(status.to_dict())
     elif not status.set:
@@ -167,8 +168,8 @@ def key_clear(
     """Forget a user's provider key; their judge calls go back to the server's key."""
     uid = _user(user)
     application = app()
-    name = owners.key_provider(application, provider)
-    removed = owners.clear_owner_key(application, uid, name)
+    name = keys.key_provider(application.settings, provider)
+    removed = keys.clear_owner_key(application.settings, application.store, uid, name, at=application.clock())
     if json_out:
         print_json({"user": uid, "provider": name, "cleared": removed})
     elif removed:

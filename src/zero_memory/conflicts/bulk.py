@@ -12,7 +12,7 @@ from __future__ import annotations
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.models import BulkFailure, BulkItem, BulkResult, Choice, Policy
 from zero_memory.conflicts.queue import visible_dispute
 from zero_memory.conflicts.resolve import settle

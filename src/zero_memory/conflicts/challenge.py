@@ -8,9 +8,10 @@ content guard.
 
 from __future__ import annotations
 
+from zero_memory import transitions
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.models import ChallengeResult
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
 from zero_memory.ids import new_id
@@ -51,14 +52,5 @@ def challenge(app: App, caller: Caller, memory_id: str, reason: str) -> Challeng
             created_at=now,
             reason=reason,
         )
-        tx.add_dispute(dispute)
-        tx.add_audit(
-            actor=caller.uid,
-            action="queue.raise",
-            owner=memory.owner,
-            memory_ids=[memory.id],
-            payload={"dispute_id": dispute.id, "verdict": CHALLENGED},
-            run_id=None,
-            at=now,
-        )
+        transitions.raise_dispute(tx, dispute, actor=caller.uid, at=now)
     return ChallengeResult(dispute_id=dispute.id, created=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.conflicts.models import Conflict, ConflictList, ConflictMemory
 from zero_memory.domain.memory import Memory, age_days

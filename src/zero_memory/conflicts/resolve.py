@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from zero_memory import errors
+from zero_memory import errors, transitions
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.models import Choice, Resolution
 from zero_memory.conflicts.queue import visible_dispute
-from zero_memory.domain.memory import AuthorKind, InvalidationReason, Memory, Rank
+from zero_memory.domain.memory import AuthorKind, InvalidationReason, Memory, Rank, content_hash
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility
 from zero_memory.ids import memory_id
 from zero_memory.memory.validation import check_fields, check_text
-from zero_memory.memory.write import content_hash, retire
 from zero_memory.store.base import Tx
 
 
@@ -65,7 +64,7 @@ def settle(
         subject = memories[dispute.memory_a]
         if choice.retire:
             if subject.live:
-                retire(
+                transitions.retire(
                     tx,
                     subject,
                     successor=None,
@@ -99,7 +98,7 @@ def settle(
                     InvalidationReason.DUPLICATE if dispute.verdict == "duplicate" else InvalidationReason.SUPERSEDED
                 )
                 if loser.live:
-                    retire(
+                    transitions.retire(
                         tx,
                         loser,
                         successor=winner.id,
@@ -114,7 +113,7 @@ def settle(
             else:
                 gone = a if choice.forget == a.id else b
                 if gone.live:
-                    retire(
+                    transitions.retire(
                         tx,
                         gone,
                         successor=None,
@@ -188,7 +187,7 @@ def _merge(
     )
     for side in (a, b):
         if side.live:
-            retire(
+            transitions.retire(
                 tx,
                 side,
                 successor=merged.id,

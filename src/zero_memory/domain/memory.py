@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
@@ -144,3 +146,8 @@ def stale_days(kind: Kind, scope_is_core: bool, age: float) -> int | None:
     if not scope_is_core or budget is None or age <= budget:
         return None
     return int(age - budget)
+
+
+def content_hash(text: str) -> str:
+    """Identity of a text: NFC-normalized, surrounding whitespace ignored."""
+    return hashlib.sha256(unicodedata.normalize("NFC", text.strip()).encode()).hexdigest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from zero_memory.embedding.base import Embedder, build_embedder
+from zero_memory.embedding.base import Embedder
+from zero_memory.embedding.factory import build_embedder
 
 __all__ = ["Embedder", "build_embedder"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from zero_memory import transitions
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Outcome
 from zero_memory.ids import new_id
-from zero_memory.memory.write import retire
 from zero_memory.store.base import SYSTEM, Judgement, Tx
 
 
@@ -53,17 +53,17 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
     if outcome.action is Action.NOTHING:
         return "judged"
     if outcome.action is Action.LINK:
-        if not tx.has_link(a.id, b.id, "relates_to"):
-            tx.add_link(Link(new_id("lnk"), a.id, b.id, "relates_to", ctx.at, ctx.actor, ctx.run_id))
-            tx.add_audit(
-                actor=ctx.actor,
-                action="hygiene.link",
-                owner=a.owner,
-                memory_ids=[a.id, b.id],
-                payload={"type": "relates_to", "rule": outcome.rule, **ctx.evidence()},
-                run_id=ctx.run_id,
-                at=ctx.at,
-            )
+        transitions.link(
+            tx,
+            a,
+            b,
+            "relates_to",
+            actor=ctx.actor,
+            at=ctx.at,
+            action="hygiene.link",
+            payload={"rule": outcome.rule, **ctx.evidence()},
+            run_id=ctx.run_id,
+        )
         return "linked_complementary"
     if outcome.action is Action.INVALIDATE:
         assert outcome.loser and outcome.winner and outcome.reason
@@ -74,7 +74,7 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
             direction = outcome.verdict if verdict == "supersedes" else None
             raise_dispute(tx, pair, Outcome(Action.QUEUE, outcome.rule, verdict=verdict, direction=direction), ctx)
             return "queued"
-        retire(
+        transitions.retire(
             tx,
             loser,
             successor=outcome.winner,
@@ -114,17 +114,13 @@ def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Di
         run_id=ctx.run_id,
         created_at=ctx.at,
     )
-    if not tx.add_dispute(dispute):
-        return tx.dispute_for_pair(pair.key) or dispute
-    if outcome.contradicts_link and not tx.has_link(pair.a.id, pair.b.id, "contradicts"):
-        tx.add_link(Link(new_id("lnk"), pair.b.id, pair.a.id, "contradicts", ctx.at, ctx.actor, ctx.run_id))
-    tx.add_audit(
+    dispute, raised = transitions.raise_dispute(
+        tx,
+        dispute,
         actor=ctx.actor,
-        action="queue.raise",
-        owner=dispute.owner,
-        memory_ids=[pair.a.id, pair.b.id],
-        payload={"dispute_id": dispute.id, "rule": outcome.rule, "direction": outcome.direction, **ctx.evidence()},
-        run_id=ctx.run_id,
         at=ctx.at,
+        payload={"rule": outcome.rule, "direction": outcome.direction, **ctx.evidence()},
     )
+    if raised and outcome.contradicts_link and not tx.has_link(pair.a.id, pair.b.id, "contradicts"):
+        tx.add_link(Link(new_id("lnk"), pair.b.id, pair.a.id, "contradicts", ctx.at, ctx.actor, ctx.run_id))
     return dispute

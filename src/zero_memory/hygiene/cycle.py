@@ -13,10 +13,10 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Run, RunStatus
-from zero_memory.hygiene import runs
+from zero_memory.hygiene import portability, reexamine, runs, suspects
 from zero_memory.hygiene.candidates import neighbours, pairs, recent_subjects
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
@@ -51,8 +51,6 @@ def _rejudge(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bo
 
 
 def steps(rejudge: bool) -> list[Step]:
-    from zero_memory.hygiene import portability, reexamine, suspects
-
     chosen: list[Step] = [pair_scan, _stale_sweep]
     if rejudge:
         chosen.append(_rejudge)

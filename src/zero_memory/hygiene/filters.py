@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-from zero_memory.access.visibility import visibility
+from zero_memory.access.project_identity import different_projects
 from zero_memory.hygiene.candidates import Candidate
-from zero_memory.hygiene.cross_project import different_projects
 from zero_memory.store.base import Tx
 
 
@@ -63,14 +62,3 @@ def screen(tx: Tx, pair: Candidate, model: str | None, project_paths: Mapping[st
     if cross_project(pair, project_paths):
         return Skip.CROSS_PROJECT
     return None
-
-
-def project_paths(tx: Tx, owner: str) -> dict[str, str]:
-    """Repository path → project scope among the owner's projects, so imports from inside one resolve to it.
-
-    When two visible projects share a path, the owner's own project wins.
-    """
-    readable = visibility(tx, owner).readable
-    projects = [p for p in tx.list_projects(readable) if p.path]
-    projects.sort(key=lambda p: p.owner == owner)
-    return {p.path: p.scope for p in projects if p.path}

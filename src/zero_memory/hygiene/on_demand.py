@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import RunStatus
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.memory.models import SessionInfo

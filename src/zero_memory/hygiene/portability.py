@@ -15,16 +15,16 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from zero_memory import errors
+from zero_memory import errors, transitions
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import Kind, Memory, age_days
 from zero_memory.hygiene.runs import Tally
-from zero_memory.hygiene.scan import judge_for
 from zero_memory.ids import new_id
-from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.owners import judge_for
+from zero_memory.judge.portability import audit
 from zero_memory.store.base import SYSTEM, PortabilityCandidate
 
 AUDITED_KINDS = (Kind.FACT.value, Kind.REFERENCE.value, Kind.GOTCHA.value)
@@ -78,13 +78,12 @@ def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
 
 
 def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
-    from zero_memory.hygiene.portability_judge import portability_check
-
-    if isinstance(judge_for(app, owner, run_id), NoneJudge):
+    judge = judge_for(app.judge_factory, owner, run_id)
+    if judge.offer_mode:
         return
     config = app.settings.hygiene
     for memory in audit_candidates(app, owner, config.portability_max_per_run):
-        verdict = portability_check(app, owner, memory, run_id)
+        verdict = audit(judge, memory, app.clock())
         if verdict is None:
             tally.add("failed_judgements")
             continue
@@ -173,16 +172,7 @@ def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bo
             target = scopes.core(caller.uid)
             if not memory.live:
                 raise errors.conflict("the memory is no longer live; restore it first")
-            tx.set_scope(memory.id, target, memory.original_scope or memory.scope, now)
-            tx.add_audit(
-                actor=caller.uid,
-                action="move",
-                owner=memory.owner,
-                memory_ids=[memory.id],
-                payload={"from": memory.scope, "to": target, "portability": candidate.id},
-                run_id=None,
-                at=now,
-            )
+            transitions.move(tx, memory, target, actor=caller.uid, at=now, payload={"portability": candidate.id})
         tx.settle_portability(candidate.id, "approved" if approve else "dismissed", caller.uid, now)
         tx.add_audit(
             actor=caller.uid,

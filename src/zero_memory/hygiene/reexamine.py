@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.memory import Memory
 from zero_memory.hygiene.candidates import neighbours
 from zero_memory.hygiene.runs import Tally
-from zero_memory.hygiene.scan import ScanOptions, judge_for, scan_pairs
+from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.judge.base import Purpose
-from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.owners import judge_for
 from zero_memory.store.base import SYSTEM
 
 
@@ -38,7 +38,7 @@ def candidates(app: App, owner: str) -> list[Memory]:
 
 
 def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
-    if isinstance(judge_for(app, owner, run_id), NoneJudge):
+    if judge_for(app.judge_factory, owner, run_id).offer_mode:
         return
     config = app.settings.hygiene
     model = app.settings.hygiene_model

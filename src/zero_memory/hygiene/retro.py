@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory import errors
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import from_text, to_text
 from zero_memory.domain.records import RunStatus
 from zero_memory.hygiene import runs

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx

@@ -11,26 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from zero_memory import errors
-from zero_memory.bootstrap import App
+from zero_memory.access.project_identity import project_paths
+from zero_memory.app import App
 from zero_memory.domain.memory import Rank
 from zero_memory.hygiene import filters
 from zero_memory.hygiene.apply import Context, act
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Gates, PairFacts, Side, decide
 from zero_memory.hygiene.runs import Tally
-from zero_memory.judge.base import (
-    FailureKind,
-    Judge,
-    Judged,
-    JudgedMemory,
-    JudgeFailure,
-    JudgeRequest,
-    PairRequest,
-    Purpose,
-    Usage,
-)
-from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.owners import judge_for
 from zero_memory.judge.verdict import Verdict
 from zero_memory.store.base import SYSTEM, Judgement
 
@@ -43,35 +33,6 @@ class ScanOptions:
     dry_run: bool = False
     offer: bool = False
     max_new_rows: int | None = None
-
-
-class UnavailableJudge:
-    """Stands in when an owner's judge cannot be built (e.g. a stored key no longer decrypts).
-
-    Every request fails closed, so the owner's pairs are simply tried again on a later run.
-    """
-
-    provider = "unavailable"
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def model_for(self, request: JudgeRequest) -> str:
-        return "unavailable"
-
-    def judge(self, request: JudgeRequest) -> JudgeFailure:
-        return JudgeFailure(FailureKind.UNAVAILABLE, self.reason, Usage(model="unavailable"))
-
-
-def judge_for(app: App, owner: str, run_id: str | None) -> Judge:
-    """The judge acting for an owner (their key, their ledger); offer mode without a factory."""
-    if app.judge_factory is None:
-        return NoneJudge()
-    try:
-        judge: Judge = app.judge_factory(owner, run_id)
-    except errors.ZMError as error:
-        return UnavailableJudge(str(error))
-    return judge
 
 
 def gates(app: App) -> Gates:
@@ -98,12 +59,12 @@ def scan_pairs(
     app: App, owner: str, pairs: Iterable[Candidate], tally: Tally, options: ScanOptions, run_id: str | None
 ) -> bool:
     """Judge and act on pairs; False when it stopped at ``max_new_rows``."""
-    judge = judge_for(app, owner, run_id)
-    offer = options.offer or isinstance(judge, NoneJudge)
+    judge = judge_for(app.judge_factory, owner, run_id)
+    offer = options.offer or judge.offer_mode
     actor = f"hygiene.{options.origin}"
     new_rows = 0
     with app.store.tx() as tx:
-        paths = filters.project_paths(tx, owner)
+        paths = project_paths(tx, owner)
     for pair in pairs:
         tally.add("pairs_considered")
         now = app.clock()

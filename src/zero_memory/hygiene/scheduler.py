@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Any
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.runs import Tally

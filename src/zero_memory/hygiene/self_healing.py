@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from zero_memory.bootstrap import App
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory import transitions
+from zero_memory.app import App
+from zero_memory.domain.records import Dispute, DisputeShape
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
-from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.owners import judge_for
 from zero_memory.judge.verdict import Verdict
 from zero_memory.store.base import SYSTEM, DisputeQuery, Tx
 
@@ -34,23 +33,6 @@ def pending_pairs(tx: Tx, owner: str) -> list[Dispute]:
         after = page[-1].id
 
 
-def dismiss(tx: Tx, dispute: Dispute, *, actor: str, why: Mapping[str, object], run_id: str | None, app: App) -> bool:
-    now = app.clock()
-    if not tx.settle_dispute(dispute.id, DisputeStatus.DISMISSED, {"keep_both": True, **why}, actor, now):
-        return False
-    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
-    tx.add_audit(
-        actor=actor,
-        action="queue.dismiss",
-        owner=dispute.owner,
-        memory_ids=ids,
-        payload={"dispute_id": dispute.id, **why},
-        run_id=run_id,
-        at=now,
-    )
-    return True
-
-
 def stale_sweep(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
     with app.store.tx(write=not dry_run) as tx:
         for dispute in pending_pairs(tx, owner):
@@ -58,17 +40,16 @@ def stale_sweep(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_r
             dead = [i for i in (dispute.memory_a, dispute.memory_b) if i and (i not in sides or not sides[i].live)]
             if not dead:
                 continue
-            if dry_run or dismiss(
-                tx, dispute, actor="hygiene.stale_sweep", why={"stale": True, "not_live": dead}, run_id=run_id, app=app
+            why = {"stale": True, "not_live": dead}
+            if dry_run or transitions.dismiss(
+                tx, dispute, actor="hygiene.stale_sweep", at=app.clock(), why=why, run_id=run_id
             ):
                 tally.add("dismissed_stale")
 
 
 def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
-    from zero_memory.hygiene.scan import judge_for
-
-    judge = judge_for(app, owner, run_id)
-    if isinstance(judge, NoneJudge):
+    judge = judge_for(app.judge_factory, owner, run_id)
+    if judge.offer_mode:
         tally.notes.append("rejudge skipped: no judge is configured (offer mode)")
         return
     with app.store.tx() as tx:
@@ -107,6 +88,6 @@ def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: 
             if (
                 current
                 and current.pending
-                and dismiss(tx, current, actor="hygiene.rejudge", why=why, run_id=run_id, app=app)
+                and transitions.dismiss(tx, current, actor="hygiene.rejudge", at=app.clock(), why=why, run_id=run_id)
             ):
                 tally.add("dismissed_rejudge")

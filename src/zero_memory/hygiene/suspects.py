@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from zero_memory.bootstrap import App
+from zero_memory import transitions
+from zero_memory.app import App
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
@@ -69,13 +70,4 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
                 reason=f"challenged {len(signals)} times since {floor.date().isoformat()}",
                 run_id=run_id,
             )
-            tx.add_dispute(dispute)
-            tx.add_audit(
-                actor="hygiene.suspects",
-                action="queue.raise",
-                owner=memory.owner,
-                memory_ids=[memory_id],
-                payload={"dispute_id": dispute.id, "verdict": SUSPECT, "signals": len(signals)},
-                run_id=run_id,
-                at=now,
-            )
+            transitions.raise_dispute(tx, dispute, actor="hygiene.suspects", at=now, payload={"signals": len(signals)})

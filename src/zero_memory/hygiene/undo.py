@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from zero_memory import errors
-from zero_memory.bootstrap import App
+from zero_memory import errors, transitions
+from zero_memory.app import App
 from zero_memory.domain.memory import Status
-from zero_memory.memory.lifecycle import restore
 from zero_memory.store.base import SYSTEM
 
 
@@ -41,7 +40,7 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
             if loser is None or loser.status is Status.LIVE or loser.superseded_by != successor:
                 already.append(loser_id)
                 continue
-            restore(tx, loser, actor=actor, at=now, run_id=run_id, payload={"undo": run_id})
+            transitions.restore(tx, loser, actor=actor, at=now, run_id=run_id, payload={"undo": run_id})
             restored.append(loser_id)
         links = [lk for lk in tx.links_of_run(run_id) if lk.type == "relates_to"]
         for link in links:

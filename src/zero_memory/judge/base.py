@@ -16,6 +16,7 @@ its id or rank (deterministic rules belong to routing, not to the model).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -139,10 +140,19 @@ JudgeResult = Judged | JudgedPortability | Unjudged | JudgeFailure
 
 @runtime_checkable
 class Judge(Protocol):
-    """The port. ``provider`` names the implementation (``openai``, ``anthropic``, ``none``, ``fake``)."""
+    """The port. ``provider`` names the implementation (``openai``, ``anthropic``, ``none``, ``fake``).
+
+    ``offer_mode`` is what the judge can do, declared rather than guessed from
+    its type: True when it asks no model and every request comes back
+    ``Unjudged`` — the pipeline then parks pairs for a person and skips the
+    passes that need an opinion (re-judge, re-examination, portability).
+    """
 
     @property
     def provider(self) -> str: ...
+
+    @property
+    def offer_mode(self) -> bool: ...
 
     def model_for(self, request: JudgeRequest) -> str:
         """The exact model string a call for ``request`` uses: the judgement cache's key."""
@@ -162,3 +172,7 @@ def model_for(request: JudgeRequest, *, model: str, fast_model: str) -> str:
     if isinstance(request, PairRequest) and request.provisional:
         return fast_model
     return model
+
+
+JudgeFactory = Callable[[str, str | None], Judge]
+"""``(owner, run_id) -> Judge``: the judge acting for ``owner`` in run ``run_id`` (None outside a run)."""

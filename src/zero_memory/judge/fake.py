@@ -66,6 +66,7 @@ class FakeJudgeExhausted(AssertionError):
 
 class FakeJudge:
     provider = "fake"
+    offer_mode = False
 
     def __init__(
         self,

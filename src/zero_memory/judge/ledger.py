@@ -79,8 +79,9 @@ class AttributedJudge:
         self.owner = owner
         self.run_id = run_id
         self._record = record
-        # The wrapped judge's provider, so callers that branch on it see through the wrapper.
+        # What the wrapped judge is and can do, seen through the wrapper.
         self.provider = judge.provider
+        self.offer_mode = judge.offer_mode
 
     def __repr__(self) -> str:
         return f"AttributedJudge({self.inner!r}, owner={self.owner!r}, run_id={self.run_id!r})"

@@ -25,6 +25,7 @@ OFFER_MODEL = "none"
 
 class NoneJudge:
     provider = "none"
+    offer_mode = True
 
     def __repr__(self) -> str:
         return "NoneJudge()"

@@ -87,6 +87,7 @@ class ModelJudge:
     """A judge that asks a model over HTTP. Subclasses implement ``_attempt`` and ``_classify``."""
 
     provider: str = "model"
+    offer_mode = False
 
     def __init__(
         self,

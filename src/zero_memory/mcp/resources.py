@@ -7,20 +7,19 @@ reads exactly as a missing one. Read tools point at it with resource links.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio.to_thread
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import ResourceLink
 
 from zero_memory import errors
+from zero_memory.app import App
+from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.tooling import safe_text
 from zero_memory.memory import lifecycle
 from zero_memory.memory.views import preview
-
-if TYPE_CHECKING:
-    from zero_memory.mcp.server import ZMServer
 
 log = logging.getLogger("zero_memory.mcp")
 
@@ -43,7 +42,7 @@ def memory_link(memory_id: str, content: str | None = None) -> ResourceLink:
     )
 
 
-def register(server: ZMServer) -> None:
+def register(server: MCPServer[Any], app: App, identity: Identity) -> None:
     @server.resource(
         MEMORY_URI,
         name="memory",
@@ -54,8 +53,8 @@ def register(server: ZMServer) -> None:
     )
     async def memory(id: str, ctx: Context[Any, Any]) -> str:
         try:
-            caller = server.identity.caller(ctx)
-            result = await anyio.to_thread.run_sync(lifecycle.get_memory, server.zm, caller, id)
+            caller = identity.caller(ctx)
+            result = await anyio.to_thread.run_sync(lifecycle.get_memory, app, caller, id)
         except errors.ZMError as error:
             if error.code is errors.Code.NOT_FOUND:
                 raise ResourceNotFoundError(str(errors.not_found("memory"))) from None

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import Tool as ToolDescription
 
 from zero_memory import __version__, errors
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.mcp import resources
 from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.tooling import ToolSpec, error_result, field_name, invoke
@@ -95,5 +95,5 @@ def build_server(app: App, identity: Identity | None = None) -> ZMServer:
         register = getattr(module, "register", None)
         if register is not None:
             register(server)
-    resources.register(server)
+    resources.register(server, app, server.identity)
     return server

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.memory import guard
 
 log = logging.getLogger("zero_memory.mcp")

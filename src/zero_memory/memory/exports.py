@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain.memory import Memory
 

@@ -8,10 +8,10 @@ memory to the attached project with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from zero_memory.domain.memory import Kind
+from zero_memory.judge.portability import PortabilityCheck
 
 CORE_KINDS = frozenset({Kind.FACT, Kind.REFERENCE, Kind.GOTCHA})
 PERSONAL_KINDS = CORE_KINDS | {Kind.PREFERENCE}
@@ -21,10 +21,6 @@ PERSONAL_KINDS = CORE_KINDS | {Kind.PREFERENCE}
 class GateDecision:
     granted: bool
     reason: str
-
-
-# (content, kind) -> (portable, confidence, rationale) or None when the judge failed or is absent.
-PortabilityCheck = Callable[[str, Kind], tuple[bool, float, str] | None]
 
 
 def prefilter(kind: Kind, wants_core: bool) -> GateDecision | None:

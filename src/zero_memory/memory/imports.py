@@ -20,12 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
-from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank
+from zero_memory.app import App
+from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
 from zero_memory.ids import memory_id
 from zero_memory.memory.targets import SessionState, shorthand, write_target
 from zero_memory.memory.validation import check_fields, check_text
-from zero_memory.memory.write import content_hash
 
 BATCH = 256
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)

@@ -7,16 +7,17 @@ invalidation, whoever made it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
-from zero_memory import errors
+from zero_memory import errors, transitions
 from zero_memory.access.caller import Caller
+from zero_memory.access.projects import resolve_hint
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
-from zero_memory.domain.records import Link, Visibility
-from zero_memory.ids import new_id
+from zero_memory.domain.records import Visibility
 from zero_memory.memory.models import (
     AuditView,
     DisputeRef,
@@ -31,7 +32,6 @@ from zero_memory.memory.models import (
 from zero_memory.memory.targets import shorthand
 from zero_memory.memory.validation import check_fields
 from zero_memory.memory.views import memory_view
-from zero_memory.memory.write import retire
 from zero_memory.store.base import Tx
 
 MAX_HISTORY = 50
@@ -55,11 +55,26 @@ def writable(tx: Tx, vis: Visibility, memory_id: str) -> Memory:
 
 
 def forget(app: App, caller: Caller, memory_id: str, reason: str | None = None) -> LifecycleResult:
-    return _invalidate(app, caller, memory_id, InvalidationReason.FORGOTTEN, "forget", note=reason, field="reason")
+    def act(tx: Tx, memory: Memory, now: datetime) -> None:
+        transitions.retire(
+            tx,
+            memory,
+            successor=None,
+            reason=InvalidationReason.FORGOTTEN,
+            actor=caller.uid,
+            action="forget",
+            at=now,
+            payload={"note": reason} if reason else None,
+        )
+
+    return _invalidate(app, caller, memory_id, InvalidationReason.FORGOTTEN, act, note=reason, field="reason")
 
 
 def close_loop(app: App, caller: Caller, memory_id: str, note: str | None = None) -> LifecycleResult:
-    return _invalidate(app, caller, memory_id, InvalidationReason.CLOSED, "close_loop", note=note, loops_only=True)
+    def act(tx: Tx, memory: Memory, now: datetime) -> None:
+        transitions.close_loop(tx, memory, actor=caller.uid, at=now, note=note)
+
+    return _invalidate(app, caller, memory_id, InvalidationReason.CLOSED, act, note=note, loops_only=True)
 
 
 def _invalidate(
@@ -67,13 +82,13 @@ def _invalidate(
     caller: Caller,
     memory_id: str,
     reason: InvalidationReason,
-    action: str,
+    act: Callable[[Tx, Memory, datetime], None],
     *,
     note: str | None,
     field: str = "note",
     loops_only: bool = False,
 ) -> LifecycleResult:
-    """Invalidate one writable memory with no successor; a memory already invalidated is left as it is.
+    """Invalidate one writable memory by ``act`` (which sets ``reason``); one already invalidated is left as it is.
 
     ``field`` is the note's name as the caller passed it, so a refusal names the argument to fix.
     """
@@ -89,41 +104,8 @@ def _invalidate(
             return LifecycleResult(
                 id=memory.id, status=memory.status.value, changed=False, invalidated_reason=_reason(memory)
             )
-        payload: dict[str, object] | None = {"note": note} if note else None
-        retire(
-            tx, memory, successor=None, reason=reason, actor=caller.uid, action=action, at=app.clock(), payload=payload
-        )
+        act(tx, memory, app.clock())
     return LifecycleResult(id=memory.id, status=Status.INVALIDATED.value, changed=True, invalidated_reason=reason.value)
-
-
-def restore(
-    tx: Tx,
-    memory: Memory,
-    *,
-    actor: str,
-    at: datetime,
-    run_id: str | None = None,
-    payload: dict[str, object] | None = None,
-) -> list[str]:
-    """Clear an invalidation and the supersede links pointing at it; return the removed links' sources."""
-
-    tx.set_status(memory.id, Status.LIVE, None, None, at)
-    removed = tx.remove_links(dst=memory.id, link_type="supersedes", at=at)
-    tx.add_audit(
-        actor=actor,
-        action="restore",
-        owner=memory.owner,
-        memory_ids=[memory.id],
-        payload={
-            "was": _reason(memory),
-            "superseded_by": memory.superseded_by,
-            "removed_links": [link.src for link in removed],
-            **(payload or {}),
-        },
-        run_id=run_id,
-        at=at,
-    )
-    return [link.src for link in removed]
 
 
 def restore_memory(app: App, caller: Caller, memory_id: str) -> LifecycleResult:
@@ -133,15 +115,13 @@ def restore_memory(app: App, caller: Caller, memory_id: str) -> LifecycleResult:
         memory = writable(tx, vis, memory_id)
         if memory.live:
             return LifecycleResult(id=memory.id, status=Status.LIVE.value, changed=False)
-        removed = restore(tx, memory, actor=caller.uid, at=now)
+        removed = transitions.restore(tx, memory, actor=caller.uid, at=now)
     return LifecycleResult(id=memory.id, status=Status.LIVE.value, changed=True, removed_links=removed)
 
 
 def move_memories(
     app: App, caller: Caller, ids: list[str], *, scope: str | None = None, project_hint: str | None = None
 ) -> MoveResult:
-    from zero_memory.access.projects import resolve_hint
-
     if (scope is None) == (project_hint is None):
         raise errors.validation("pass exactly one of scope or project_hint")
     if not ids or len(ids) > MAX_MOVE:
@@ -168,16 +148,7 @@ def move_memories(
             if memory.scope == target:
                 unchanged.append(memory.id)
                 continue
-            tx.set_scope(memory.id, target, memory.original_scope or memory.scope, now)
-            tx.add_audit(
-                actor=caller.uid,
-                action="move",
-                owner=memory.owner,
-                memory_ids=[memory.id],
-                payload={"from": memory.scope, "to": target},
-                run_id=None,
-                at=now,
-            )
+            transitions.move(tx, memory, target, actor=caller.uid, at=now)
             moved.append(memory.id)
     return MoveResult(moved=moved, unchanged=unchanged, failed=failed, scope=target)
 
@@ -192,19 +163,8 @@ def link(app: App, caller: Caller, src: str, dst: str, link_type: str) -> LinkRe
         vis = visibility(tx, caller.uid)
         a = writable(tx, vis, src)
         b = visible(tx, vis, dst)
-        if tx.has_link(a.id, b.id, link_type):
-            return LinkResult(src=a.id, dst=b.id, type=link_type, created=False)
-        tx.add_link(Link(new_id("lnk"), a.id, b.id, link_type, now, caller.uid))
-        tx.add_audit(
-            actor=caller.uid,
-            action="link",
-            owner=a.owner,
-            memory_ids=[a.id, b.id],
-            payload={"type": link_type},
-            run_id=None,
-            at=now,
-        )
-    return LinkResult(src=a.id, dst=b.id, type=link_type, created=True)
+        created = transitions.link(tx, a, b, link_type, actor=caller.uid, at=now)
+    return LinkResult(src=a.id, dst=b.id, type=link_type, created=created)
 
 
 def history(tx: Tx, vis: Visibility, memory: Memory) -> list[HistoryEntry]:

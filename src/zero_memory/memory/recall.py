@@ -15,7 +15,7 @@ from datetime import timedelta
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import Kind, Memory, Rank, age_days, decay, stale_days
 from zero_memory.memory.models import Hit, RecallResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 
 BATCH = 256
 

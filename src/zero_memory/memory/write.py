@@ -9,17 +9,16 @@ list. Every write and every state change writes its audit row.
 
 from __future__ import annotations
 
-import hashlib
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
-from zero_memory import errors
+from zero_memory import errors, transitions
 from zero_memory.access.caller import Caller
+from zero_memory.access.project_identity import different_projects, project_paths
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import (
     MAX_DECLARED_SUPERSEDES,
@@ -28,13 +27,13 @@ from zero_memory.domain.memory import (
     Kind,
     Memory,
     Rank,
-    Status,
+    content_hash,
     session_keys,
 )
-from zero_memory.domain.records import Link, Visibility
-from zero_memory.hygiene.cross_project import different_projects
-from zero_memory.hygiene.filters import project_paths
-from zero_memory.ids import memory_id, new_id
+from zero_memory.domain.records import Visibility
+from zero_memory.ids import memory_id
+from zero_memory.judge.owners import judge_for
+from zero_memory.judge.portability import gate_check
 from zero_memory.memory import gate
 from zero_memory.memory.models import (
     LinkSpec,
@@ -50,11 +49,6 @@ from zero_memory.memory.views import similar_view
 from zero_memory.store.base import SYSTEM, Tx
 
 MAX_LINKS = 50
-
-
-def content_hash(text: str) -> str:
-    """Identity of a text: NFC-normalized, surrounding whitespace ignored."""
-    return hashlib.sha256(unicodedata.normalize("NFC", text.strip()).encode()).hexdigest()
 
 
 @dataclass
@@ -126,21 +120,12 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
         req.kind,
         wants_core,
         req.content,
-        portability_check(app, caller.uid),
+        gate_check(judge_for(app.judge_factory, caller.uid)),
         app.settings.hygiene.portable_min_confidence,
     )
     if decision.granted:
         return _Plan(target, source=source)
     return _Plan(project, routed={"project": project, "reason": decision.reason}, source=source)
-
-
-def portability_check(app: App, owner: str) -> gate.PortabilityCheck | None:
-    """The portability judge as the gate sees it, or None when no judge is configured."""
-    if app.judge_factory is None:
-        return None
-    from zero_memory.hygiene.portability_judge import gate_check
-
-    return gate_check(app, owner)
 
 
 def _check_link_targets(tx: Tx, vis: Visibility, links: list[LinkSpec]) -> None:
@@ -300,7 +285,7 @@ def _declared_links(
             if not target.live:
                 skipped.append(SkippedLink(dst=link.dst, type=link.type, reason="not_live"))
                 continue
-            retire(
+            transitions.retire(
                 tx,
                 target,
                 successor=new.id,
@@ -311,46 +296,9 @@ def _declared_links(
                 payload={"declared": True, "loop_closed": target.open_loop},
             )
             superseded.append(target.id)
-        elif not tx.has_link(new.id, target.id, link.type):
-            tx.add_link(Link(new_id("lnk"), new.id, target.id, link.type, now, caller.uid))
-            tx.add_audit(
-                actor=caller.uid,
-                action="link",
-                owner=new.owner,
-                memory_ids=[new.id, target.id],
-                payload={"type": link.type},
-                run_id=None,
-                at=now,
-            )
+        else:
+            transitions.link(tx, new, target, link.type, actor=caller.uid, at=now)
     return superseded, skipped
-
-
-def retire(
-    tx: Tx,
-    old: Memory,
-    *,
-    successor: str | None,
-    reason: InvalidationReason,
-    actor: str,
-    action: str,
-    at: datetime,
-    payload: dict[str, object] | None = None,
-    run_id: str | None = None,
-) -> None:
-    """Invalidate a memory, link its successor, and audit it: one reversible step."""
-    tx.set_status(old.id, Status.INVALIDATED, reason, successor, at)
-    if successor is not None:
-        tx.add_link(Link(new_id("lnk"), successor, old.id, "supersedes", at, actor, run_id))
-    ids = [old.id] if successor is None else [successor, old.id]
-    tx.add_audit(
-        actor=actor,
-        action=action,
-        owner=old.owner,
-        memory_ids=ids,
-        payload={"reason": reason.value, "successor": successor, **(payload or {})},
-        run_id=run_id,
-        at=at,
-    )
 
 
 def _refine_same_session(
@@ -365,7 +313,7 @@ def _refine_same_session(
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue
-        retire(
+        transitions.retire(
             tx,
             old,
             successor=new.id,
@@ -415,4 +363,4 @@ def _length_directive(content: str, limit: int) -> str | None:
     )
 
 
-__all__ = ["Kind", "content_hash", "remember", "retire"]
+__all__ = ["Kind", "remember"]

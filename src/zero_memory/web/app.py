@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from zero_memory import __version__
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import Scheduler
 from zero_memory.mcp.http import BearerAuth, transport_security

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import TOKEN_PREFIX, ensure_local_user, verify_token
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 
 SESSION_COOKIE = "zm_session"
 SESSION_MAX_AGE_S = 7 * 24 * 3600

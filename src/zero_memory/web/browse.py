@@ -17,7 +17,7 @@ from typing import Literal, cast
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import Memory, Status, age_days
 from zero_memory.domain.records import Visibility

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.web import auth
 from zero_memory.web.rendering import STATIC, local_path, redirect, render
 from zero_memory.web.views import insights, login, memories, portability, queue, runs

@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 
 from zero_memory import __version__
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.queue import pending_count
 from zero_memory.web.auth import CSRF_FIELD, csrf_token
 

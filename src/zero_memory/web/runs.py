@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Run, RunStatus
 from zero_memory.hygiene.runs import COUNTS
 

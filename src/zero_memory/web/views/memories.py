@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.memory.lifecycle import forget as forget_memory
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.web import forms

@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.hygiene.portability import list_portability, resolve_portability
 from zero_memory.web import forms
 from zero_memory.web.rendering import flash, redirect, render

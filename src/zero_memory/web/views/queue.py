@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.conflicts.models import Resolution
 from zero_memory.conflicts.queue import get_conflict, list_conflicts
 from zero_memory.conflicts.resolve import resolve_conflict

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from zero_memory.access.caller import Caller
-from zero_memory.bootstrap import App
+from zero_memory.app import App
 from zero_memory.hygiene.on_demand import scan_hygiene
 from zero_memory.hygiene.undo import undo_run
 from zero_memory.web import forms

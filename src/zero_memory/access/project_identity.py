@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from zero_memory.access.visibility import visibility
 from zero_memory.domain.memory import Memory
+from zero_memory.store.base import Tx
 
 Identity = tuple[str, str]
 
@@ -41,3 +43,14 @@ def different_projects(a: Memory, b: Memory, project_paths: Mapping[str, str] | 
     left = project_identity(a, project_paths)
     right = project_identity(b, project_paths)
     return left is not None and right is not None and left != right
+
+
+def project_paths(tx: Tx, owner: str) -> dict[str, str]:
+    """Repository path → project scope among the owner's projects, so imports from inside one resolve to it.
+
+    When two visible projects share a path, the owner's own project wins.
+    """
+    readable = visibility(tx, owner).readable
+    projects = [p for p in tx.list_projects(readable) if p.path]
+    projects.sort(key=lambda p: p.owner == owner)
+    return {p.path: p.scope for p in projects if p.path}

@@ -1,0 +1,68 @@
+"""The application container: what every service is handed.
+
+It holds the ports (settings, store, embedder, the judge factory, the clock)
+and the background executor, and imports nothing but those ports. Wiring the
+real adapters together is ``bootstrap.build_app``'s job; tests build one with
+fakes the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from zero_memory.clock import Clock, utcnow
+from zero_memory.domain.memory import Memory
+from zero_memory.embedding.base import Embedder
+from zero_memory.judge.base import JudgeFactory
+from zero_memory.settings import Settings
+from zero_memory.store.base import Store
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    embedder: Embedder
+    # (owner, run_id) -> the judge acting for that owner; see judge.owners.
+    judge_factory: JudgeFactory
+    clock: Clock = utcnow
+    after_write: list[Callable[[Memory], None]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _executor: ThreadPoolExecutor | None = None
+    _pending: list[Future[Any]] = field(default_factory=list)
+
+    def background(self, work: Callable[[], Any]) -> Future[Any]:
+        """Run work on the app's background thread (hygiene runs, write-triggered scans)."""
+        with self.lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zm-background")
+            future = self._executor.submit(_logged, work)
+            self._pending = [f for f in self._pending if not f.done()] + [future]
+        return future
+
+    def wait_idle(self, timeout: float = 60) -> None:
+        """Wait for the background work submitted so far (tests, shutdown)."""
+        with self.lock:
+            pending = list(self._pending)
+        for future in pending:
+            future.result(timeout=timeout)
+
+    def close(self) -> None:
+        with self.lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        self.store.close()
+
+
+def _logged(work: Callable[[], Any]) -> Any:
+    try:
+        return work()
+    except Exception:
+        logging.getLogger("zero_memory").exception("background work failed")
+        raise

