@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs, then run it: ruff, mypy, pytest, and pip-audit on the dependencies.
+# Install everything the test suite needs, then run it: ruff (lint and format), mypy, the import contract,
+# pytest, and pip-audit on the dependencies.
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/memory -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ fi
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests benchmarks
 .venv/bin/mypy
+.venv/bin/lint-imports --no-cache
 
 set +e
 .venv/bin/python -m pytest "$@"
