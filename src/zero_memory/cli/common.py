@@ -19,6 +19,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.users import ensure_local_user
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
+from zero_memory.memory.validation import invalid_input
 from zero_memory.settings import Settings
 
 P = ParamSpec("P")
@@ -63,9 +64,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except errors.ZMError as error:
             fail(str(error).splitlines()[0])
         except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "input"
-            fail(f"validation_failed: {where}: {first['msg']}")
+            fail(str(invalid_input(error)))
         raise AssertionError("unreachable")
 
     return wrapper

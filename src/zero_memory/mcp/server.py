@@ -20,7 +20,8 @@ from zero_memory import __version__, errors
 from zero_memory.app import App
 from zero_memory.mcp import resources
 from zero_memory.mcp.identity import Identity
-from zero_memory.mcp.tooling import ToolSpec, error_result, field_name, invoke
+from zero_memory.mcp.tooling import ToolSpec, error_result, invoke
+from zero_memory.memory.validation import field_name
 
 INSTRUCTIONS = """\
 zero-memory keeps what you learn about this user and their projects across sessions: decisions and \

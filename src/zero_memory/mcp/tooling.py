@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,14 +43,12 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory import guard
+from zero_memory.memory.validation import invalid_input, location
 
 log = logging.getLogger("zero_memory.mcp")
 
 A = TypeVar("A", bound="ToolArgs")
 R = TypeVar("R", bound=BaseModel)
-
-MAX_REPORTED_ERRORS = 5
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class ToolArgs(BaseModel):
@@ -129,7 +126,7 @@ class ToolSpec(Generic[A, R]):
         try:
             return self.args.model_validate_json(raw)
         except ValidationError as error:
-            raise argument_error(error) from None
+            raise invalid_input(error) from None
 
     async def run(self, call: ToolCall, args: A) -> R:
         """The tool body: a coroutine on the loop, anything else on a worker thread."""
@@ -208,40 +205,6 @@ class Toolset:
 
 
 # --- errors ---------------------------------------------------------------------------------------
-
-
-def field_name(part: str | int) -> str:
-    """A location part as it may be shown: an index, or a name that cannot smuggle a secret back out."""
-    if isinstance(part, int):
-        return f"[{part}]"
-    if _PLAIN_NAME.fullmatch(part) and guard.find_secret(part) is None:
-        return part
-    return "<unnamed>"
-
-
-def location(loc: Sequence[str | int]) -> str:
-    text = ""
-    for part in loc:
-        shown = field_name(part)
-        text += shown if shown.startswith("[") or not text else f".{shown}"
-    return text or "arguments"
-
-
-def argument_error(error: ValidationError) -> errors.ZMError:
-    """``validation_failed: <field>: <what is wrong>`` for each problem; never the value itself."""
-    problems = []
-    for item in error.errors(include_input=False, include_url=False)[:MAX_REPORTED_ERRORS]:
-        where = location(item["loc"])
-        if item["type"] == "extra_forbidden":
-            problems.append(f"{where}: unknown argument")
-        elif item["type"] == "missing":
-            problems.append(f"{where}: required")
-        else:
-            problems.append(f"{where}: {item['msg']}")
-    more = error.error_count() - MAX_REPORTED_ERRORS
-    if more > 0:
-        problems.append(f"and {more} more")
-    return errors.validation("; ".join(problems))
 
 
 def unstorable_text(arguments: Any) -> errors.ZMError | None:
@@ -334,7 +297,7 @@ async def invoke(
     except ValidationError as error:
         # A service re-validating what the tool handed it: still the caller's input.
         outcome = Outcome(errors.Code.VALIDATION_FAILED.value, outcome.declared_supersede)
-        return error_result(argument_error(error))
+        return error_result(invalid_input(error))
     except Exception:
         log.exception("tool %s failed", spec.name)
         return error_result(INTERNAL)

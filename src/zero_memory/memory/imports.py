@@ -24,7 +24,7 @@ from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
 from zero_memory.ids import memory_id
 from zero_memory.memory.targets import SessionState, shorthand, write_target
-from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.memory.validation import check_fields, check_text, invalid_input
 
 BATCH = 256
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
@@ -70,8 +70,10 @@ def _jsonl(file: Path, directory: str) -> Iterator[tuple[str, ImportRecord | str
             where = f"{file.name}:{number}"
             try:
                 yield where, ImportRecord.model_validate(json.loads(line)), directory
-            except (json.JSONDecodeError, ValidationError) as error:
-                yield where, f"validation_failed: {str(error).splitlines()[0][:200]}", directory
+            except json.JSONDecodeError as error:
+                yield where, f"validation_failed: not a JSON line ({error.msg})", directory
+            except ValidationError as error:
+                yield where, str(invalid_input(error)), directory
 
 
 def _markdown(file: Path, directory: str) -> Iterator[tuple[str, ImportRecord | str, str]]:
@@ -86,8 +88,11 @@ def _markdown(file: Path, directory: str) -> Iterator[tuple[str, ImportRecord | 
         text = text[match.end() :]
     try:
         record = ImportRecord(content=text.strip(), kind=Kind(meta.get("kind", "fact")), scope=meta.get("scope"))
-    except (ValueError, ValidationError) as error:
-        yield file.name, f"validation_failed: {str(error).splitlines()[0][:200]}", directory
+    except ValidationError as error:
+        yield file.name, str(invalid_input(error)), directory
+        return
+    except ValueError:
+        yield file.name, f"validation_failed: kind: not one of {', '.join(k.value for k in Kind)}", directory
         return
     yield file.name, record, directory
 

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.memory.validation import invalid_input
 from zero_memory.web import auth
 from zero_memory.web.rendering import STATIC, local_path, redirect, render
 from zero_memory.web.views import insights, login, memories, portability, queue, runs
@@ -229,9 +230,7 @@ class ErrorPages:
 
     async def invalid(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ValidationError)
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "input"
-        return await self._page(request, 400, "validation_failed", f"validation_failed: {where}: {first['msg']}")
+        return await self._page(request, 400, "validation_failed", str(invalid_input(exc)))
 
     async def http(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
