@@ -204,7 +204,7 @@ def test_two_queue_rows_of_one_pair_are_reported(healthy: Healthy) -> None:
 
 def test_a_run_left_running_is_reported_unless_one_may_be_running(healthy: Healthy) -> None:
     orphan = Run(new_id("run"), "alice", "scan", RunStatus.RUNNING, False, "test", T0, None, {})
-    found = broken(healthy, lambda tx: tx.add_run(orphan))
+    found = broken(healthy, lambda tx: tx.claim_run(orphan))
     assert found == [f"run {orphan.id} (running): still running after the start-up sweep"]
     assert problems(healthy.app.store, quiescent=False) == []
 

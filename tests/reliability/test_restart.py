@@ -28,7 +28,7 @@ def test_locks_left_by_a_dead_process_with_this_pid_are_taken_over(make_app: Mak
     earlier = f"{socket.gethostname()}:{os.getpid()}:0ldproc0"  # the killed server, same pid, another nonce
     with app.store.tx(write=True) as tx:
         assert isinstance(tx, SQLiteTx)
-        tx.add_run(run)
+        assert tx.claim_run(run)
         tx.touch_run(run.id, {}, app.clock())
         for name in (runs.lock_name(run.id), owner_lock("alice")):
             tx._exec("INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, '9999-12-31')", (name, earlier))

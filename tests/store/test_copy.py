@@ -88,9 +88,10 @@ def build_corpus(store: Store) -> dict[str, str]:
             at=at(13),
         )
 
-        tx.add_run(Run("run_1", "alice", "scan", RunStatus.RUNNING, False, "cli", at(30), None, {}))
+        assert tx.claim_run(Run("run_1", "alice", "scan", RunStatus.RUNNING, False, "cli", at(30), None, {}))
         tx.finish_run("run_1", RunStatus.COMPLETED, {"pairs": 3, "notes": ["ok"]}, at(31))
-        tx.add_run(Run("run_tick_7", None, "scheduled", RunStatus.RUNNING, True, "scheduler", at(32), None, {}))
+        tick = Run("run_tick_7", None, "scheduled", RunStatus.RUNNING, True, "scheduler", at(32), None, {})
+        assert tx.claim_run(tick)
         tx.add_dispute(
             Dispute(
                 "dsp_1",

@@ -31,7 +31,7 @@ def run(id: str, *, owner: str | None = "alice", minutes: float = 0, dry_run: bo
 
 def test_a_run_starts_and_finishes(store: Store) -> None:
     with store.tx(write=True) as tx:
-        tx.add_run(run("run_1", dry_run=True))
+        assert tx.claim_run(run("run_1", dry_run=True))
     with store.tx() as tx:
         assert tx.get_run("run_1") == run("run_1", dry_run=True)
         assert tx.get_run("run_9") is None
@@ -49,9 +49,9 @@ def test_a_run_starts_and_finishes(store: Store) -> None:
 
 def test_runs_are_listed_newest_first_and_by_status(store: Store) -> None:
     with store.tx(write=True) as tx:
-        tx.add_run(run("run_1", minutes=0))
-        tx.add_run(run("run_2", minutes=1, owner=None))
-        tx.add_run(run("run_3", minutes=2, owner="bob"))
+        assert tx.claim_run(run("run_1", minutes=0))
+        assert tx.claim_run(run("run_2", minutes=1, owner=None))
+        assert tx.claim_run(run("run_3", minutes=2, owner="bob"))
         tx.finish_run("run_2", RunStatus.FAILED, {}, at(3))
     with store.tx() as tx:
         assert [r.id for r in tx.list_runs()] == ["run_3", "run_2", "run_1"]

@@ -20,23 +20,6 @@ from zero_memory.store.rows import marks, portability_from_row, run_from_row
 class RunQueries(SqlBase):
     # -- runs ----------------------------------------------------------------------------------
 
-    def add_run(self, run: Run) -> None:
-        self._exec(
-            "INSERT INTO runs(id, owner, kind, status, dry_run, started_by, started_at, heartbeat_at, summary) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run.id,
-                run.owner,
-                run.kind,
-                run.status.value,
-                int(run.dry_run),
-                run.started_by,
-                to_text(run.started_at),
-                to_text(run.started_at),
-                json.dumps(run.summary),
-            ),
-        )
-
     def claim_run(self, run: Run) -> bool:
         """Insert a run unless one with its id exists; whoever inserts it owns it."""
         changed = self._exec(
