@@ -264,7 +264,7 @@ def derive_caps(
         "floor": floors["similar_existing_similarity"],
         "pairs_ranked": len(ranks),
         "share_within_cap": float(np.mean(arr <= SIMILAR_EXISTING_LIMIT)),
-        "note": "fixed by the spec (tools.md / hygiene.md §7: up to 10)",
+        "note": "fixed by the spec (docs/spec/tools.md / docs/spec/hygiene.md §7: up to 10)",
     }
     return caps, info
 

@@ -1,6 +1,6 @@
 """What "changes nothing" means: every table of the database, row by row, except the usage log.
 
-A refused call is still a call: it records one usage event (tools.md), and
+A refused call is still a call: it records one usage event (docs/spec/tools.md), and
 nothing else. ``snapshot`` reads every other table of the SQLite file — the
 memories and their vectors, links, audit, disputes, judgements, sessions,
 surfacings, projects, tokens, keys, runs, portability proposals — and hashes

@@ -1,4 +1,4 @@
-"""Routing (hygiene.md §3), checked exhaustively against an oracle written from the spec's table.
+"""Routing (docs/spec/hygiene.md §3), checked exhaustively against an oracle written from the spec's table.
 
 The oracle below is deliberately written from the table, rule by rule, and
 not from ``decide``'s code: every verdict (and none) × the rank of each side ×
@@ -65,7 +65,7 @@ def invalidation(loser: Side, winner: Side, verdict: Verdict) -> Expected:
 
 
 def oracle(verdict: Verdict | None, a: Side, b: Side, confidence: float, allow_auto: bool) -> Expected:
-    """hygiene.md §3, first matching rule wins."""
+    """docs/spec/hygiene.md §3, first matching rule wins."""
     if verdict is None:  # offer mode: nothing judged, nothing decided
         return Expected("queue", queued_verdict="unjudged")
     # 1. unrelated → nothing

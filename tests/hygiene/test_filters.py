@@ -1,4 +1,4 @@
-"""The pre-judge filters (hygiene.md §1), each on its own, then ``screen``'s order."""
+"""The pre-judge filters (docs/spec/hygiene.md §1), each on its own, then ``screen``'s order."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The pair scan end to end: real SQLite, the real embedding model, a scripted judge.
 
-Every outcome of hygiene.md §3 through a full cycle and through the write
+Every outcome of docs/spec/hygiene.md §3 through a full cycle and through the write
 trigger, with its memory rows, links, audit rows and queue rows; then the
 guarantees around it: settled pairs stay settled, failures fail closed, the
 cache, offer mode, dry runs, undo, and the run summary.

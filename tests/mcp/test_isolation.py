@@ -126,7 +126,7 @@ async def test_bob_cannot_supersede_alices_memory(client: Client, bob: Client) -
 
 @pytest.mark.xfail(
     strict=True,
-    reason="tools.md: a missing supersede target is skipped, an invisible one "
+    reason="docs/spec/tools.md: a missing supersede target is skipped, an invisible one "
     "fails the write with not_found — so the two answer differently (reported, not fixed here)",
 )
 async def test_superseding_alices_memory_answers_as_a_missing_id(client: Client, bob: Client) -> None:

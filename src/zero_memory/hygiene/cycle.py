@@ -1,4 +1,4 @@
-"""The full cycle (hygiene.md §5) and the narrow write-time scan.
+"""The full cycle (docs/spec/hygiene.md §5) and the narrow write-time scan.
 
 A full cycle over one owner's memories = pair scan of recent memories +
 stale sweep + (on demand) the re-judge pass + judge re-examination +

@@ -1,4 +1,4 @@
-"""Routing: what to do with a judged pair. A pure function, table-driven (hygiene.md §3).
+"""Routing: what to do with a judged pair. A pure function, table-driven (docs/spec/hygiene.md §3).
 
 The first rule that matches wins:
 

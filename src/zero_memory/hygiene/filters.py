@@ -1,4 +1,4 @@
-"""Pre-judge filters (hygiene.md §1): each drops a pair before any judge call, at no cost.
+"""Pre-judge filters (docs/spec/hygiene.md §1): each drops a pair before any judge call, at no cost.
 
 In order: a side is not live or the owners differ; the pair already has a
 review-queue row in any status (a settled pair stays settled); a

@@ -1,4 +1,4 @@
-"""The portability audit (hygiene.md §10) and its proposals.
+"""The portability audit (docs/spec/hygiene.md §10) and its proposals.
 
 Live project-scope memories of kind fact, reference or gotcha, most used
 first, capped per run, each a candidate once ever. The portability judge must

@@ -1,4 +1,4 @@
-"""Judge re-examination (hygiene.md §8): one look per judge model at memories in real use.
+"""Judge re-examination (docs/spec/hygiene.md §8): one look per judge model at memories in real use.
 
 Candidates are live memories that recall returned at least
 ``rescan_min_surfacings`` times within ``rescan_window_days``, most surfaced

@@ -1,4 +1,4 @@
-"""The retro pass over the backlog (hygiene.md §9).
+"""The retro pass over the backlog (docs/spec/hygiene.md §9).
 
 Walks live memories oldest first with a wider aperture than the sweep
 (``retro_similarity``, ``retro_max_candidates``). It never auto-resolves:

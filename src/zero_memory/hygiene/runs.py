@@ -1,6 +1,6 @@
 """Hygiene runs: ids, a stored summary, a heartbeat, and interruption.
 
-A run's summary is its counts (tools.md ``scan_hygiene``). A run whose
+A run's summary is its counts (docs/spec/tools.md ``scan_hygiene``). A run whose
 process died stops beating; the next start marks it ``interrupted`` and the
 next run does its work again (every step is idempotent).
 """

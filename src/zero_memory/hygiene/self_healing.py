@@ -1,4 +1,4 @@
-"""Queue self-healing (hygiene.md §6): loss-free, it dismisses a row as keep-both or leaves it.
+"""Queue self-healing (docs/spec/hygiene.md §6): loss-free, it dismisses a row as keep-both or leaves it.
 
 - The stale sweep (no model, every full cycle) dismisses pending pair rows one
   of whose sides is no longer live: the question is moot.

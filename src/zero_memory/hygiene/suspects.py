@@ -1,4 +1,4 @@
-"""Stale suspects (hygiene.md §11): a memory that keeps misleading agents gets a second look.
+"""Stale suspects (docs/spec/hygiene.md §11): a memory that keeps misleading agents gets a second look.
 
 Challenges are counted per memory. Reaching ``stale_suspect_threshold``
 within ``stale_suspect_window_days`` raises one ``stale_suspect``

@@ -25,7 +25,7 @@ PORTABILITY_SCHEMA_NAME: Final = "portability_verdict"
 
 
 class Verdict(StrEnum):
-    """How two memories relate; hygiene.md §2 gives the meaning of each."""
+    """How two memories relate; docs/spec/hygiene.md §2 gives the meaning of each."""
 
     DUPLICATE = "duplicate"
     A_SUPERSEDES_B = "a_supersedes_b"

@@ -194,7 +194,7 @@ class SecurityHeaders:
 
 
 class ErrorPages:
-    """One error page for every refusal (style.md §9): the code, the reason, the way back."""
+    """One error page for every refusal: the code, the reason, the way back."""
 
     def __init__(self, app: App) -> None:
         self.app = app
