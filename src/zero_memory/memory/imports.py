@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
+from zero_memory.access.projects import resolve_hint
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
@@ -152,8 +153,6 @@ def _write_batch(
         vis = visibility(tx, caller.uid)
         default_target: str | None = None
         if scope is not None or project_hint is not None:
-            from zero_memory.access.projects import resolve_hint
-
             hinted = (
                 resolve_hint(tx, vis, project_hint, auto_create=app.settings.auto_create_projects).scope
                 if project_hint is not None
