@@ -14,7 +14,7 @@ from tests.memory.helpers import supersede, write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.domain.records import Channel, Dispute, DisputeShape, DisputeStatus
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.portability import resolve_portability
 from zero_memory.judge.base import FailureKind, PairRequest, PortabilityRequest, Purpose
@@ -125,7 +125,7 @@ def clock() -> Clock:
 
 def surface(app: App, memory_id: str, times: int) -> None:
     with app.store.tx(write=True) as tx:
-        tx.add_surfacings("alice", [memory_id] * times, app.clock())
+        tx.add_surfacings("alice", [memory_id] * times, app.clock(), session_id="s1", channel=Channel.RECALL)
 
 
 def rescan_app(make_app: MakeApp, clock: Clock, judge: FakeJudge, model: str = "judge-v1") -> App:

@@ -12,6 +12,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.clock import utcnow
 from zero_memory.domain.memory import Kind, Memory
+from zero_memory.domain.records import Channel
 from zero_memory.memory.recall import recall, reinforcement, rrf, score
 
 
@@ -133,13 +134,17 @@ def test_kinds_filter_and_limit(app: App, alice: Caller) -> None:
         recall(app, alice, "ruff", limit=51)
 
 
-def test_every_hit_is_recorded_as_a_surfacing(app: App, alice: Caller) -> None:
+def test_every_hit_is_recorded_as_a_surfacing_with_its_session_and_channel(app: App, alice: Caller) -> None:
     fact = write(app, alice, "The staging cluster runs Kubernetes 1.31")
-    recall(app, alice, "staging cluster kubernetes")
-    recall(app, alice, "staging cluster kubernetes")
+    recall(app, alice, "staging cluster kubernetes", session_id="s1")
+    recall(app, alice, "staging cluster kubernetes", session_id="s1")
+    recall(app, Caller("alice", client="test", session_id="s2"), "staging cluster kubernetes")
+    recall(app, alice, "staging cluster kubernetes", channel=Channel.CLI)
+    since = utcnow() - timedelta(days=1)
     with app.store.tx() as tx:
-        counts = tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1))
-    assert counts == {fact.id: 2}
+        assert tx.surfacings_of([fact.id], since=since) == {fact.id: 4}
+        assert tx.sessions_served([fact.id], since=since, channel=Channel.RECALL) == {fact.id: 2}
+        assert tx.sessions_served([fact.id], since=since, channel=Channel.CLI) == {}
 
 
 def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -154,6 +159,6 @@ def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: i
 
 def test_browsing_without_recording_leaves_no_surfacing(app: App, alice: Caller) -> None:
     fact = write(app, alice, "The staging cluster runs Kubernetes 1.31")
-    assert recall(app, alice, "staging cluster kubernetes", record=False).hits
+    assert recall(app, alice, "staging cluster kubernetes", channel=None).hits
     with app.store.tx() as tx:
         assert tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1)) == {}

@@ -16,7 +16,16 @@ from tests.store.factories import DIM, add_users, at, memory, put, random_unit
 from zero_memory import errors
 from zero_memory.cli.main import cli
 from zero_memory.domain.memory import InvalidationReason, Status
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link, Project, Run, RunStatus
+from zero_memory.domain.records import (
+    Channel,
+    Dispute,
+    DisputeShape,
+    DisputeStatus,
+    Link,
+    Project,
+    Run,
+    RunStatus,
+)
 from zero_memory.store import SYSTEM, Store, open_store
 from zero_memory.store.base import Judgement, PortabilityCandidate
 from zero_memory.store.copy import compare_vectors, copy_store
@@ -140,7 +149,8 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.add_usage_event(
             user_id="alice", tool="remember", client="cc", outcome="created", declared_supersede=True, at=at(12)
         )
-        tx.add_surfacings("alice", [live.id, new.id, live.id], at(40))
+        tx.add_surfacings("alice", [live.id, new.id, live.id], at(40), session_id="s1", channel=Channel.RECALL)
+        tx.add_surfacings("alice", [live.id], at(42), session_id=None, channel=Channel.CLI)
         tx.add_guard(live.id, "m", "kept", at(41))
         tx.add_portability(
             PortabilityCandidate(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.store.factories import at
-from zero_memory.domain.records import Run, RunStatus
+from zero_memory.domain.records import Channel, Run, RunStatus
 from zero_memory.store import Store
 from zero_memory.store.base import Judgement
 
@@ -117,10 +117,10 @@ def test_usage_events_by_tool_and_since(store: Store) -> None:
 
 def test_surfacings_are_counted_since_a_moment(store: Store) -> None:
     with store.tx(write=True) as tx:
-        tx.add_surfacings("alice", ["mem_a", "mem_b", "mem_c"], at(0))
-        tx.add_surfacings("alice", ["mem_a", "mem_b"], at(5))
-        tx.add_surfacings("bob", ["mem_b", "mem_a"], at(6))
-        tx.add_surfacings("bob", [], at(7))
+        tx.add_surfacings("alice", ["mem_a", "mem_b", "mem_c"], at(0), session_id="s1", channel=Channel.RECALL)
+        tx.add_surfacings("alice", ["mem_a", "mem_b"], at(5), session_id=None, channel=Channel.CLI)
+        tx.add_surfacings("bob", ["mem_b", "mem_a"], at(6), session_id="s2", channel=Channel.RECALL)
+        tx.add_surfacings("bob", [], at(7), session_id="s2", channel=Channel.RECALL)
     with store.tx() as tx:
         assert tx.surfacing_counts(since=at(0), min_count=2) == [("mem_a", 3), ("mem_b", 3)]
         assert tx.surfacing_counts(since=at(0), min_count=1) == [("mem_a", 3), ("mem_b", 3), ("mem_c", 1)]
@@ -128,3 +128,22 @@ def test_surfacings_are_counted_since_a_moment(store: Store) -> None:
         assert tx.surfacing_counts(since=at(8), min_count=1) == []
         assert tx.surfacings_of(["mem_a", "mem_c", "mem_z"], since=at(1)) == {"mem_a": 2}
         assert tx.surfacings_of([], since=at(0)) == {}
+
+
+def test_sessions_served_counts_each_session_of_a_channel_once(store: Store) -> None:
+    with store.tx(write=True) as tx:
+        for minute in range(3):
+            tx.add_surfacings("alice", ["mem_a", "mem_b"], at(minute), session_id="s1", channel=Channel.RECALL)
+        tx.add_surfacings("alice", ["mem_a"], at(4), session_id="s2", channel=Channel.RECALL)
+        tx.add_surfacings("alice", ["mem_a", "mem_c"], at(5), session_id=None, channel=Channel.RECALL)
+        tx.add_surfacings("alice", ["mem_a", "mem_c"], at(6), session_id=None, channel=Channel.CLI)
+        tx.add_surfacings("alice", ["mem_c"], at(7), session_id="s3", channel=Channel.CLI)
+    with store.tx() as tx:
+        served = tx.sessions_served(["mem_a", "mem_b", "mem_c", "mem_z"], since=at(0), channel=Channel.RECALL)
+        assert served == {"mem_a": 2, "mem_b": 1}
+        assert tx.sessions_served(["mem_a"], since=at(1), channel=Channel.RECALL) == {"mem_a": 2}
+        assert tx.sessions_served(["mem_a"], since=at(5), channel=Channel.RECALL) == {}
+        assert tx.sessions_served(["mem_c"], since=at(0), channel=Channel.CLI) == {"mem_c": 1}
+        assert tx.sessions_served([], since=at(0), channel=Channel.RECALL) == {}
+        # Re-examination still sees all traffic, of every channel, with or without a session.
+        assert tx.surfacings_of(["mem_a", "mem_c"], since=at(0)) == {"mem_a": 6, "mem_c": 3}

@@ -8,6 +8,7 @@ import typer
 
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.domain.memory import Kind
+from zero_memory.domain.records import Channel
 from zero_memory.memory import lifecycle
 from zero_memory.memory.models import LinkSpec, RememberRequest
 from zero_memory.memory.recall import recall as recall_service
@@ -73,7 +74,14 @@ def recall(
 ) -> None:
     """Find memories by meaning and words."""
     result = recall_service(
-        app(), local_caller(), query, scopes_arg=scope, kinds=kind, limit=limit, project_hint=project
+        app(),
+        local_caller(),
+        query,
+        scopes_arg=scope,
+        kinds=kind,
+        limit=limit,
+        project_hint=project,
+        channel=Channel.CLI,
     )
     if json_out:
         print_json(result)

@@ -98,6 +98,18 @@ class Dispute:
         return self.status is DisputeStatus.PENDING
 
 
+class Channel(StrEnum):
+    """How a surfaced memory reached its reader (the ``channel`` of a surfacing).
+
+    ``recall``: an agent's recall over MCP, the only channel that reinforces a
+    memory's ranking; ``cli``: ``zm recall`` from a shell, counted as traffic for
+    re-examination but never as evidence. The dashboard records nothing.
+    """
+
+    RECALL = "recall"
+    CLI = "cli"
+
+
 class RunStatus(StrEnum):
     RUNNING = "running"
     COMPLETED = "completed"

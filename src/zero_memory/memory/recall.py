@@ -4,7 +4,8 @@ Vector similarity and full-text search are fused by reciprocal rank fusion,
 then multiplied by a per-kind age decay and a reinforcement factor (how often
 recall served the memory lately). Provisional memories sit below
 authoritative ones at equal relevance; challenged memories rank lower;
-disputed ones are flagged. Every returned hit is recorded as a surfacing.
+disputed ones are flagged. Every hit returned to a client is recorded as a
+surfacing, with its session and channel.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import Kind, Memory, Rank, age_days, decay, stale_days
+from zero_memory.domain.records import Channel
 from zero_memory.memory.models import Hit, RecallResult
 from zero_memory.memory.targets import read_set, session_state
 from zero_memory.memory.validation import check_fields, check_text
@@ -63,10 +65,13 @@ def recall(
     limit: int = 10,
     project_hint: str | None = None,
     session_id: str | None = None,
-    record: bool = True,
+    channel: Channel | None = Channel.RECALL,
 ) -> RecallResult:
-    """Recall memories. ``record=False`` (a person browsing the dashboard) records no surfacing:
-    surfacings measure what agents are served, and drive re-examination."""
+    """Recall memories, recording the hits as surfacings on ``channel`` with the session.
+
+    ``channel=None`` records nothing (a person browsing the dashboard, a
+    benchmark): surfacings measure what agents and their users are served, and
+    drive re-examination and reinforcement."""
     check_text("query", query, max_chars=4_000)
     check_fields({"query": query, "project_hint": project_hint, "session_id": session_id})
     if not 1 <= limit <= MAX_LIMIT:
@@ -121,7 +126,7 @@ def recall(
         )
         for value, m in ranked
     ]
-    if hits and record:
+    if hits and channel is not None:
         with app.store.tx(write=True) as tx:
-            tx.add_surfacings(caller.uid, [h.id for h in hits], now)
+            tx.add_surfacings(caller.uid, [h.id for h in hits], now, session_id=session.session_id, channel=channel)
     return RecallResult(hits=hits, session=session.info)

@@ -19,6 +19,7 @@ import numpy as np
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.domain.records import (
     AuditEntry,
+    Channel,
     Dispute,
     DisputeStatus,
     Link,
@@ -238,9 +239,23 @@ class Tx(Protocol):
         self, *, user_id: str, tool: str, client: str, outcome: str, declared_supersede: bool, at: datetime
     ) -> None: ...
     def usage_events(self, *, tool: str | None = None, since: datetime | None = None) -> list[dict[str, Any]]: ...
-    def add_surfacings(self, user_id: str, memory_ids: Sequence[str], at: datetime) -> None: ...
-    def surfacing_counts(self, *, since: datetime, min_count: int) -> list[tuple[str, int]]: ...
-    def surfacings_of(self, memory_ids: Collection[str], *, since: datetime) -> dict[str, int]: ...
+    def add_surfacings(
+        self, user_id: str, memory_ids: Sequence[str], at: datetime, *, session_id: str | None, channel: Channel
+    ) -> None: ...
+    def surfacing_counts(self, *, since: datetime, min_count: int) -> list[tuple[str, int]]:
+        """Memories surfaced at least ``min_count`` times since a moment, on any channel, most first."""
+        ...
+
+    def surfacings_of(self, memory_ids: Collection[str], *, since: datetime) -> dict[str, int]:
+        """How often each memory was surfaced since a moment, on any channel."""
+        ...
+
+    def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
+        """In how many distinct sessions each memory was surfaced on ``channel`` since a moment.
+
+        Surfacings without a session are not counted: they cannot be told apart.
+        """
+        ...
 
     # whole-table copies (zm db copy): ``table`` is one of sql.COPY_TABLES, nothing else
     def copy_rows(self, table: str, after: Sequence[Any] | None, limit: int) -> list[dict[str, Any]]:

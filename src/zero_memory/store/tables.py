@@ -56,7 +56,7 @@ COPY_TABLES: dict[str, CopiedTable] = {
             "seq, at, owner, model, purpose, input_tokens, output_tokens, latency_ms, outcome, run_id",
         ),
         _table("usage_events", "seq", "seq, at, user_id, tool, client, outcome, declared_supersede"),
-        _table("surfacings", "seq", "seq, at, memory_id, user_id"),
+        _table("surfacings", "seq", "seq, at, memory_id, user_id, session_id, channel"),
         _table("rescan_guards", "memory_id, model", "memory_id, model, created_at, outcome"),
         _table(
             "portability_candidates",

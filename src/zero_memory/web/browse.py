@@ -65,7 +65,7 @@ def browse(app: App, caller: Caller, *, query: str = "", lifecycle: str = "live"
     cards: list[Card] = []
     more = False
     if lifecycle in ("live", "all") and text:
-        hits = recall(app, caller, text, scopes_arg=["*"], limit=min(limit, RECALL_LIMIT), record=False).hits
+        hits = recall(app, caller, text, scopes_arg=["*"], limit=min(limit, RECALL_LIMIT), channel=None).hits
         cards = [
             Card(
                 h.id,

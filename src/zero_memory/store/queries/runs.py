@@ -8,10 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import to_text
-from zero_memory.domain.records import (
-    Run,
-    RunStatus,
-)
+from zero_memory.domain.records import Channel, Run, RunStatus
 from zero_memory.store.base import PortabilityCandidate
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import marks, portability_from_row, run_from_row
@@ -198,10 +195,13 @@ class RunQueries(SqlBase):
             params.append(tool)
         return self._query(f"SELECT * FROM usage_events WHERE {' AND '.join(where)} ORDER BY seq", params)
 
-    def add_surfacings(self, user_id: str, memory_ids: Sequence[str], at: datetime) -> None:
+    def add_surfacings(
+        self, user_id: str, memory_ids: Sequence[str], at: datetime, *, session_id: str | None, channel: Channel
+    ) -> None:
         for memory_id in memory_ids:
             self._exec(
-                "INSERT INTO surfacings(at, memory_id, user_id) VALUES (?, ?, ?)", (to_text(at), memory_id, user_id)
+                "INSERT INTO surfacings(at, memory_id, user_id, session_id, channel) VALUES (?, ?, ?, ?, ?)",
+                (to_text(at), memory_id, user_id, session_id, str(channel)),
             )
 
     def surfacing_counts(self, *, since: datetime, min_count: int) -> list[tuple[str, int]]:
@@ -220,5 +220,17 @@ class RunQueries(SqlBase):
             f"SELECT memory_id, count(*) AS n FROM surfacings WHERE at >= ? AND memory_id IN ({marks(len(ids))}) "
             "GROUP BY memory_id",
             [to_text(since), *ids],
+        )
+        return {r["memory_id"]: int(r["n"]) for r in rows}
+
+    def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT memory_id, count(DISTINCT session_id) AS n FROM surfacings "
+            f"WHERE channel = ? AND at >= ? AND session_id IS NOT NULL AND memory_id IN ({marks(len(ids))}) "
+            "GROUP BY memory_id",
+            [str(channel), to_text(since), *ids],
         )
         return {r["memory_id"]: int(r["n"]) for r in rows}
