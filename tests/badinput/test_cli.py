@@ -1,8 +1,8 @@
 """Every ``zm`` command refuses bad input in one line with its stable prefix, and changes nothing.
 
-The table runs the CLI in process (Click's runner: the same parsing, error
-handling and exit codes as the binary, ~100 times faster); a sample also runs
-as a real ``zm`` subprocess. Refusals of zero-memory itself exit 1 with one
+The table runs the CLI in process (tests/cli/harness.py: the same parsing,
+error handling and exit codes as the binary, ~100 times faster); a sample also
+runs as the real ``zm`` binary. Refusals of zero-memory itself exit 1 with one
 line on stderr that starts with the code; usage errors (a missing argument,
 an unknown option, a value of the wrong type) are Click's, exit 2. Either
 way the database is unchanged (``snapshot``).
@@ -11,26 +11,20 @@ way the database is unchanged (``snapshot``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from tests.badinput.snapshot import changed, snapshot
 from tests.badinput.table import AWS_KEY_ID, GITHUB_TOKEN, RTL
+from tests.cli.harness import Result, app_for, commands, run
 from zero_memory.access import users
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project
-from zero_memory.cli import common
-from zero_memory.cli.main import cli
+from zero_memory.app import App
 from zero_memory.conflicts.models import Choice
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, pair_key
@@ -49,34 +43,41 @@ USAGE = 2
 REFUSED = 1
 
 
+def environment(home: Path) -> dict[str, str]:
+    # Refusals embed nothing; the bundled model costs seconds.
+    return {"ZM_HOME": str(home), "ZM_USER": "alice", "ZM_EMBEDDING_MODEL": "hash:512", "COLUMNS": "200"}
+
+
 @dataclass
 class Shell:
     home: Path
     ids: dict[str, str]
-    user: str = "alice"
 
     @property
     def database(self) -> Path:
         return self.home / "zm.db"
 
-    def run(self, *args: str, user: str = "alice", stdin: str | None = None) -> tuple[int, str, str]:
-        """``zm ARGS`` as ``user``, in process: (exit code, stdout, stderr)."""
-        if user != self.user:
-            common.app().close()
-            common.app.cache_clear()
-            self.user = user
-        os.environ["ZM_USER"] = user
-        result = CliRunner().invoke(cli, [self.resolve(a) for a in args], input=stdin)
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return result.exit_code, result.stdout, result.stderr
+    def run(self, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        """``zm ARGS`` as alice, in process: (exit code, stdout, stderr)."""
+        done = self.zm(*args, stdin=stdin)
+        return done.exit_code, done.stdout, done.stderr
+
+    def zm(self, *args: str, stdin: str | None = None, binary: bool = False) -> Result:
+        return run([self.resolve(a) for a in args], env=environment(self.home), input=stdin, binary=binary)
 
     def resolve(self, arg: str) -> str:
         return self.ids.get(arg[1:], arg) if arg.startswith("@") else arg
 
 
 def _seed(home: Path) -> dict[str, str]:
-    app = common.app()
+    app = app_for(environment(home))
+    try:
+        return _seed_with(app, home)
+    finally:
+        app.close()
+
+
+def _seed_with(app: App, home: Path) -> dict[str, str]:
     with app.store.tx(write=True) as tx:
         users.add_user(tx, "alice", is_local=True)
         users.add_user(tx, "bob")
@@ -147,21 +148,9 @@ def _seed(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
+def shell(tmp_path_factory: pytest.TempPathFactory) -> Shell:
     home = tmp_path_factory.mktemp("zm-cli-badinput")
-    with pytest.MonkeyPatch.context() as env:
-        for name in [n for n in os.environ if n.startswith("ZM_")]:
-            env.delenv(name)
-        env.setenv("ZM_HOME", str(home))
-        env.setenv("ZM_USER", "alice")
-        env.setenv("ZM_EMBEDDING_MODEL", "hash:512")  # refusals embed nothing; the bundled model costs seconds
-        env.setenv("COLUMNS", "200")
-        common.app.cache_clear()
-        try:
-            yield Shell(home, _seed(home))
-        finally:
-            common.app().close()
-            common.app.cache_clear()
+    return Shell(home, _seed(home))
 
 
 def notes(tmp: Path, name: str, *records: object) -> str:
@@ -435,17 +424,13 @@ def refused(shell: Shell, args: tuple[str, ...], stdin: str | None = None) -> tu
     return code, out, err
 
 
-def commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
+def leaves() -> Iterator[str]:
     """Every leaf command's path, ``user-key-set`` for ``zm user key set``."""
-    for name, command in group.commands.items():
-        if hasattr(command, "commands"):
-            yield from commands(command, (*path, name))
-        else:
-            yield "-".join((*path, name))
+    return ("-".join(path) for path, command in commands() if not hasattr(command, "commands"))
 
 
 def test_the_table_covers_every_command() -> None:
-    assert set(commands(typer.main.get_command(cli))) == {key.split("/")[0] for key in ROWS}
+    assert set(leaves()) == {key.split("/")[0] for key in ROWS}
 
 
 @pytest.mark.parametrize("key", list(ROWS))
@@ -543,31 +528,25 @@ SUBPROCESS_SAMPLE = ["conflicts-resolve/already-resolved", "remember/unknown-kin
 def test_the_real_binary_answers_the_same(shell: Shell) -> None:
     """A sample as subprocesses (in parallel: each start costs seconds): the same exit code and line as in process.
 
-    The last one passes a byte that is not UTF-8; Python hands it to the CLI as a lone surrogate.
+    The last one passes a byte that is not UTF-8 (the lone surrogate in its argument reaches the process as
+    that byte); Python hands it to the CLI as a lone surrogate.
     """
-    env = {k: v for k, v in os.environ.items() if k.startswith(("PATH", "HOME", "LANG", "ZM_"))} | {"ZM_USER": "alice"}
-    argvs: list[list[bytes]] = [[os.fsencode(shell.resolve(a)) for a in ROWS[key][0]] for key in SUBPROCESS_SAMPLE]
-    argvs.append([b"remember", b"bad byte \xff here", b"--kind", b"fact", b"--scope", b"personal"])
+    argvs = [ROWS[key][0] for key in SUBPROCESS_SAMPLE]
+    argvs.append(("remember", "bad byte \udcff here", "--kind", "fact", "--scope", "personal"))
 
-    def run(argv: list[bytes]) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            [os.fsencode(sys.executable), b"-m", b"zero_memory.cli", *argv],
-            capture_output=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
+    def real_binary(argv: tuple[str, ...]) -> Result:
+        return shell.zm(*argv, binary=True)
 
     before = snapshot(shell.database)
     with ThreadPoolExecutor(max_workers=len(argvs)) as pool:
-        *sample, undecodable = list(pool.map(run, argvs))
+        *sample, undecodable = list(pool.map(real_binary, argvs))
     assert changed(before, snapshot(shell.database)) == []
     for key, done in zip(SUBPROCESS_SAMPLE, sample, strict=True):
         args, exit_code, expected = ROWS[key]
-        stderr = done.stderr.decode()
-        assert done.returncode == exit_code, (key, stderr)
+        stderr = done.stderr
+        assert done.exit_code == exit_code, (key, stderr)
         if exit_code == REFUSED:
             assert stderr.startswith(expected) and stderr.count("\n") == 1, (key, stderr)
             assert stderr == shell.run(*args)[2]
-    assert undecodable.returncode == REFUSED
-    assert undecodable.stderr.startswith(b"validation_failed: content: is not valid Unicode"), undecodable.stderr
+    assert undecodable.exit_code == REFUSED
+    assert undecodable.stderr.startswith("validation_failed: content: is not valid Unicode"), undecodable.stderr

@@ -1,40 +1,23 @@
-"""Run ``zm`` as a subprocess, the way a user does."""
+"""``zm`` on a fresh data directory: ``zm`` in process, ``zm_binary`` as the real binary (tests/cli/harness.py)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-ZM = [sys.executable, "-m", "zero_memory.cli"]
+from tests.cli.harness import Zm
 
 
-class ZmResult:
-    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
-        self.code = completed.returncode
-        self.out = completed.stdout
-        self.err = completed.stderr
-
-    def json(self) -> Any:
-        return json.loads(self.out)
+def home_env(tmp_path: Path) -> dict[str, str]:
+    return {"ZM_HOME": str(tmp_path / "zm-home"), "COLUMNS": "200"}
 
 
 @pytest.fixture
-def zm(tmp_path: Path) -> Callable[..., ZmResult]:
-    home = tmp_path / "zm-home"
+def zm(tmp_path: Path) -> Zm:
+    return Zm(home_env(tmp_path))
 
-    def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> ZmResult:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("ZM_")}
-        environ.update({"ZM_HOME": str(home), "COLUMNS": "200", **(env or {})})
-        completed = subprocess.run(
-            [*ZM, *args], capture_output=True, text=True, env=environ, input=stdin, timeout=120, check=False
-        )
-        return ZmResult(completed)
 
-    return run
+@pytest.fixture
+def zm_binary(tmp_path: Path) -> Zm:
+    return Zm(home_env(tmp_path), binary=True)

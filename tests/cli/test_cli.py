@@ -1,4 +1,7 @@
-"""The CLI as a subprocess: memory commands, users, projects, import/export, db, errors."""
+"""The CLI: memory commands, users, projects, import/export, db, errors, help.
+
+In process (tests/cli/harness.py), but for one sample through the real binary.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +9,54 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.cli.conftest import ZmResult
+import pytest
+import typer
+
+from tests.cli.conftest import home_env
+from tests.cli.harness import Zm, build_app_for, commands, run_in_process
+from zero_memory.app import App
+from zero_memory.cli import common
+from zero_memory.cli.main import cli
+from zero_memory.settings import Settings
 
 FAKE_GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8s9T0"
 
-Zm = Callable[..., ZmResult]
 
-
-def test_remember_then_recall_round_trips_through_the_shell(zm: Zm) -> None:
+def test_remember_then_recall_round_trips_through_the_shell(zm_binary: Zm) -> None:
+    """The real binary, the one sample in this folder: output, exit statuses, a refusal's single line."""
+    zm = zm_binary
     created = zm(
         "remember", "Use ruff for linting, not flake8", "--kind", "convention", "--project", "/r/api", "--json"
     )
-    assert created.code == 0, created.err
+    assert created.exit_code == 0, created.stderr
     memory = created.json()
     assert memory["status"] == "created" and memory["scope"].startswith("proj.")
     found = zm("recall", "which linter do we use", "--project", "/r/api", "--json")
-    assert found.code == 0
+    assert found.exit_code == 0
     assert [h["id"] for h in found.json()["hits"]] == [memory["id"]]
     shown = zm("get", memory["id"], "--json").json()
     assert shown["memory"]["content"] == "Use ruff for linting, not flake8"
     assert shown["audit"][0]["action"] == "remember"
+    secret = zm("remember", f"token {FAKE_GITHUB_TOKEN}", "--kind", "fact", "--scope", "personal")
+    assert secret.exit_code == 1 and secret.stdout == ""
+    assert secret.stderr.startswith("validation_failed: secret_content_rejected: content github_token")
+    assert secret.stderr.count("\n") == 1
+    assert FAKE_GITHUB_TOKEN not in secret.stderr + secret.stdout
 
 
 def test_errors_are_one_line_with_a_stable_prefix_and_a_non_zero_exit(zm: Zm) -> None:
     no_target = zm("remember", "Homeless fact", "--kind", "fact")
-    assert no_target.code == 1
-    assert no_target.err.startswith("validation_failed: scope_target_required:")
-    assert no_target.err.count("\n") == 1
+    assert no_target.exit_code == 1
+    assert no_target.stderr.startswith("validation_failed: scope_target_required:")
+    assert no_target.stderr.count("\n") == 1
     secret = zm("remember", f"token {FAKE_GITHUB_TOKEN}", "--kind", "fact", "--scope", "personal")
-    assert secret.code == 1
-    assert secret.err.startswith("validation_failed: secret_content_rejected: content github_token")
-    assert FAKE_GITHUB_TOKEN not in secret.err + secret.out
+    assert secret.exit_code == 1
+    assert secret.stderr.startswith("validation_failed: secret_content_rejected: content github_token")
+    assert FAKE_GITHUB_TOKEN not in secret.stderr + secret.stdout
     missing = zm("forget", "mem_nothing")
-    assert missing.code == 1 and missing.err.startswith("not_found:")
+    assert missing.exit_code == 1 and missing.stderr.startswith("not_found:")
     bad_kind = zm("remember", "x", "--kind", "rumour", "--scope", "personal")
-    assert bad_kind.code == 2
+    assert bad_kind.exit_code == 2
 
 
 def test_forget_restore_and_close_loop(zm: Zm) -> None:
@@ -52,10 +68,10 @@ def test_forget_restore_and_close_loop(zm: Zm) -> None:
 
 def test_users_tokens_and_projects(zm: Zm) -> None:
     added = zm("user", "add", "bob", "--json")
-    assert added.code == 0
+    assert added.exit_code == 0
     assert added.json()["token"].startswith("zm_")
     again = zm("user", "add", "bob")
-    assert again.code == 1 and again.err.startswith("conflict:")
+    assert again.exit_code == 1 and again.stderr.startswith("conflict:")
     token = zm("user", "token", "bob", "--json").json()["token"]
     assert token != added.json()["token"]
     assert {u["id"] for u in zm("user", "list", "--json").json()} >= {"bob"}
@@ -63,9 +79,9 @@ def test_users_tokens_and_projects(zm: Zm) -> None:
     listed = zm("project", "list", "--json").json()
     assert [p["role"] for p in listed] == ["admin"]
     scope = listed[0]["scope"]
-    assert zm("project", "grant", scope, "bob", "reader").code == 0
+    assert zm("project", "grant", scope, "bob", "reader").exit_code == 0
     refused = zm("project", "grant", scope, "bob", "owner")
-    assert refused.code == 1 and refused.err.startswith("validation_failed: role")
+    assert refused.exit_code == 1 and refused.stderr.startswith("validation_failed: role")
 
 
 def test_import_is_idempotent_and_records_its_source_directory(zm: Zm, tmp_path: Path) -> None:
@@ -75,7 +91,7 @@ def test_import_is_idempotent_and_records_its_source_directory(zm: Zm, tmp_path:
     (notes / "ports.md").write_text("The admin UI listens on port 9000.\n")
     (notes / "leak.md").write_text(f"Deploy with {FAKE_GITHUB_TOKEN}\n")
     first = zm("import", str(notes), "--scope", "personal", "--json")
-    assert first.code == 0, first.err
+    assert first.exit_code == 0, first.stderr
     assert first.json() == {
         "imported": 2,
         "skipped": 0,
@@ -84,7 +100,7 @@ def test_import_is_idempotent_and_records_its_source_directory(zm: Zm, tmp_path:
     assert first.json()["failed"][0]["error"].startswith("validation_failed: secret_content_rejected:")
     second = zm("import", str(notes), "--scope", "personal", "--json")
     assert second.json()["imported"] == 0 and second.json()["skipped"] == 2
-    exported = [json.loads(line) for line in zm("export").out.splitlines()]
+    exported = [json.loads(line) for line in zm("export").stdout.splitlines()]
     assert {m["content"] for m in exported} == {
         "All Python code is formatted with ruff format.",
         "The admin UI listens on port 9000.",
@@ -105,7 +121,7 @@ def test_jsonl_import_and_markdown_export(zm: Zm, tmp_path: Path) -> None:
     result = zm("import", str(data), "--project", "/srv/queue", "--json")
     assert result.json()["imported"] == 2
     assert result.json()["failed"][0]["record"] == "memories.jsonl:3"
-    markdown = zm("export", "--format", "markdown").out
+    markdown = zm("export", "--format", "markdown").stdout
     assert "Never deploy on Fridays" in markdown and "## convention" in markdown
 
 
@@ -118,24 +134,83 @@ def test_db_migrate_and_reindex(zm: Zm) -> None:
     assert zm("db", "reindex", "--json", env={"ZM_EMBEDDING_MODEL": "hash:512"}).json()["reindexed"] == 0
 
 
+def undocumented(group: typer.Typer) -> list[str]:
+    """The commands and groups of ``group`` whose help text is empty, as ``zm PATH``."""
+    return [" ".join(("zm", *path)) for path, command in commands(group) if not (command.help or "").strip()]
+
+
 def test_every_command_has_help(zm: Zm) -> None:
-    top = zm("--help")
-    assert top.code == 0
-    for command in (
-        "remember",
-        "recall",
-        "get",
-        "forget",
-        "restore",
-        "close-loop",
-        "move",
-        "link",
-        "import",
-        "export",
-        "user",
-        "project",
-        "db",
-    ):
-        result = zm(command, "--help")
-        assert result.code == 0, command
-        assert "Usage" in result.out
+    found = list(commands())
+    assert {path for path, _ in found} >= {("user", "key", "set"), ("db", "copy"), ("conflicts", "resolve")}
+    assert undocumented(cli) == []
+    for path, _ in found:
+        shown = zm(*path, "--help")
+        assert shown.exit_code == 0, (path, shown.stderr)
+        assert "Usage" in shown.stdout, path
+
+
+def test_a_command_or_group_without_help_is_found() -> None:
+    """The walk above can fail: a command without a docstring, a group without help, at any depth."""
+    app = typer.Typer(help="A throwaway CLI.")
+    nested = typer.Typer()
+    app.add_typer(nested, name="bare")
+
+    @app.command()
+    def documented() -> None:
+        """Has help."""
+
+    @nested.command()
+    def silent() -> None:
+        pass
+
+    @nested.command()
+    def described() -> None:
+        """Has help too."""
+
+    assert undocumented(app) == ["zm bare", "zm bare silent"]
+
+
+def test_each_invocation_builds_its_own_app_and_closes_it(tmp_path: Path) -> None:
+    built: list[App] = []
+    closed: list[App] = []
+
+    def build(settings: Settings) -> App:
+        application = build_app_for(settings)
+        close = application.close
+
+        def recorded_close() -> None:
+            closed.append(application)
+            close()
+
+        application.close = recorded_close  # type: ignore[method-assign]
+        built.append(application)
+        return application
+
+    env = home_env(tmp_path)
+    for text in ("The CI runs on GitHub Actions", "The docs are built with mkdocs"):
+        done = run_in_process(["remember", text, "--kind", "fact", "--scope", "personal"], env=env, app=build)
+        assert done.exit_code == 0, done.stderr
+    assert len(built) == 2 and built[0] is not built[1]
+    assert closed == built
+    # A command that needs no App builds none; outside an invocation there is none to find.
+    assert run_in_process(["version"], env=env, app=build).exit_code == 0
+    assert run_in_process(["recall", "--help"], env=env, app=build).exit_code == 0
+    assert len(built) == 2
+    with pytest.raises(RuntimeError, match="running zm command"):
+        common.app()
+
+
+def test_an_app_handed_in_is_used_as_it_is_and_left_open(make_app: Callable[..., App], tmp_path: Path) -> None:
+    application = make_app()
+    elsewhere = tmp_path / "never-built"
+    done = run_in_process(
+        ["remember", "The API is versioned in the URL", "--kind", "fact", "--scope", "personal", "--json"],
+        env={"ZM_HOME": str(elsewhere)},
+        app=application,
+    )
+    assert done.exit_code == 0, done.stderr
+    with application.store.tx() as tx:  # still open, and the memory is in its store
+        assert tx.get_user("alice") is not None
+    shown = run_in_process(["get", done.json()["id"], "--json"], env={"ZM_HOME": str(elsewhere)}, app=application)
+    assert shown.json()["memory"]["content"] == "The API is versioned in the URL"
+    assert not elsewhere.exists()

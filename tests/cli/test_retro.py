@@ -1,5 +1,5 @@
-"""The retro pass: as a subprocess (cursor, --max, --after, --offer, no progress bar off a terminal)
-and in-process with the fake judge (it never auto-resolves)."""
+"""The retro pass: through ``zm`` (cursor, --max, --after, --offer, no progress bar off a terminal)
+and as a service with the fake judge (it never auto-resolves)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.cli.conftest import ZmResult
+from tests.cli.harness import Zm
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
@@ -16,7 +16,6 @@ from zero_memory.hygiene.retro import parse_cursor, retro
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.store.base import SYSTEM, DisputeQuery
 
-Zm = Callable[..., ZmResult]
 PAIRS = [
     ("The staging database is green", "The staging database is blue"),
     ("The cache TTL is five minutes", "The cache TTL is thirty minutes"),
@@ -32,8 +31,7 @@ def seeded(make_app: Callable[..., App], zm: Zm) -> Zm:
     for first, second in PAIRS:
         for text in (first, second):
             write(app, alice, text)
-    home = str(app.settings.home)
-    return lambda *args, **kw: zm(*args, env={"ZM_HOME": home, "ZM_USER": "alice", **kw.pop("env", {})}, **kw)
+    return Zm({**zm.env, "ZM_HOME": str(app.settings.home), "ZM_USER": "alice"})
 
 
 def pending(zm: Zm) -> list[dict[str, object]]:
@@ -43,11 +41,11 @@ def pending(zm: Zm) -> list[dict[str, object]]:
 def test_retro_batches_resume_from_the_printed_cursor_and_stay_idempotent(seeded: Zm) -> None:
     zm = seeded
     first = zm("hygiene", "retro", "--max", "1", "--offer", "--json")
-    assert first.code == 0, first.err
+    assert first.exit_code == 0, first.stderr
     report = first.json()
     assert report["queued"] == 1 and report["done"] is False
     parse_cursor(report["cursor"])
-    assert "\x1b[" not in first.out + first.err  # no progress bar off a terminal
+    assert "\x1b[" not in first.stdout + first.stderr  # no progress bar off a terminal
     rows = pending(zm)
     assert len(rows) == 1 and rows[0]["verdict"] == "unjudged"
     assert rows[0]["confidence"] is None and rows[0]["rationale"] is None
@@ -69,12 +67,12 @@ def test_retro_batches_resume_from_the_printed_cursor_and_stay_idempotent(seeded
 def test_retro_prints_the_resume_command_for_people(seeded: Zm) -> None:
     zm = seeded
     result = zm("hygiene", "retro", "--max", "1", "--offer")
-    assert result.code == 0
-    cursor_line = next(line for line in result.out.splitlines() if line.startswith("cursor: "))
+    assert result.exit_code == 0
+    cursor_line = next(line for line in result.stdout.splitlines() if line.startswith("cursor: "))
     parse_cursor(cursor_line.removeprefix("cursor: "))
-    assert "zm hygiene retro --max 1 --after " in result.out
+    assert "zm hygiene retro --max 1 --after " in result.stdout
     refused = zm("hygiene", "retro", "--max", "1", "--after", "yesterday")
-    assert refused.code == 1 and refused.err.startswith("validation_failed: after:")
+    assert refused.exit_code == 1 and refused.stderr.startswith("validation_failed: after:")
 
 
 def test_retro_with_a_judge_never_auto_resolves(make_app: Callable[..., App]) -> None:
@@ -104,6 +102,6 @@ def test_retro_offer_makes_no_judge_call(make_app: Callable[..., App]) -> None:
 
 def test_after_a_bare_timestamp_skips_everything_older(seeded: Zm) -> None:
     zm = seeded
-    newest = max(m["created_at"] for m in map(json.loads, zm("export").out.splitlines()))
+    newest = max(m["created_at"] for m in map(json.loads, zm("export").stdout.splitlines()))
     result = zm("hygiene", "retro", "--max", "5", "--offer", "--after", newest, "--json").json()
     assert result["subjects"] == 0 and result["done"] is True

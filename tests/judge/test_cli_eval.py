@@ -1,9 +1,11 @@
 """``zm judge eval``: the configured judge over labelled pairs, reported as a person reads it.
 
-As a subprocess against the fake OpenAI server (the real SDK, over HTTP), the
-server answering each pair from its content so that the report has right
-answers, a false supersede, a reversed one and a failure in it; and in
-process against a FakeJudge for the human-readable report.
+Against the fake OpenAI server (the real SDK, over HTTP), the server answering
+each pair from its content so that the report has right answers, a false
+supersede, a reversed one and a failure in it; against a FakeJudge for the
+human-readable report. ``zm`` runs in process (tests/cli/harness.py) but where
+only the real binary shows it: no key in anything it prints, the progress bar
+on a terminal.
 """
 
 from __future__ import annotations
@@ -13,18 +15,16 @@ import os
 import pty
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli.harness import ZM, Result, environ, run
 from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from tests.judge.conftest import SERVER_KEY, STRONG
 from zero_memory.cli import judge as judge_cli
-from zero_memory.cli.main import cli
 from zero_memory.judge import FakeJudge, PairRequest
 from zero_memory.judge.fake import FAKE_RATIONALE
 from zero_memory.settings import Settings
@@ -72,18 +72,8 @@ def answer_from_content(request: RecordedRequest) -> Reply:
     )
 
 
-def zm(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ZM_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZM_HOME": str(cwd / "zm-home"), "COLUMNS": "200", **env})
-    return subprocess.run(
-        [sys.executable, "-m", "zero_memory.cli", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+def zm(*args: str, env: dict[str, str], tmp_path: Path, binary: bool = False) -> Result:
+    return run(args, env={"ZM_HOME": str(tmp_path / "zm-home"), "COLUMNS": "200", **env}, binary=binary)
 
 
 def openai_env(server: FakeOpenAIServer, **extra: str) -> dict[str, str]:
@@ -97,13 +87,13 @@ def openai_env(server: FakeOpenAIServer, **extra: str) -> dict[str, str]:
     }
 
 
-# -- as a subprocess, over HTTP ---------------------------------------------------
+# -- over HTTP, against the fake OpenAI server ------------------------------------
 
 
 def test_the_json_report_says_what_the_provider_answered(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
     openai_server.respond_with(answer_from_content)
-    done = zm("judge", "eval", str(pairs_file(tmp_path)), "--json", env=openai_env(openai_server), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    done = zm("judge", "eval", str(pairs_file(tmp_path)), "--json", env=openai_env(openai_server), tmp_path=tmp_path)
+    assert done.exit_code == 0, done.stderr
     assert done.stderr == ""  # no progress bar when stderr is not a terminal
     report: dict[str, Any] = json.loads(done.stdout)
 
@@ -138,8 +128,8 @@ def test_the_json_report_says_what_the_provider_answered(openai_server: FakeOpen
 def test_provisional_runs_on_the_fast_model(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
     openai_server.respond_with(answer_from_content)
     env = openai_env(openai_server, ZM_HYGIENE_FAST_MODEL="judge-fast-9")
-    done = zm("judge", "eval", str(pairs_file(tmp_path)), "--json", "--provisional", env=env, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    done = zm("judge", "eval", str(pairs_file(tmp_path)), "--json", "--provisional", env=env, tmp_path=tmp_path)
+    assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["model"] == "judge-fast-9"
     assert {r.body["model"] for r in openai_server.requests} == {"judge-fast-9"}
 
@@ -155,9 +145,9 @@ def test_the_table_report_names_the_figures_that_matter(openai_server: FakeOpenA
         "--price-out",
         "8",
         env=openai_env(openai_server),
-        cwd=tmp_path,
+        tmp_path=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     out = done.stdout
     for text in (
         "Confusion",
@@ -173,8 +163,8 @@ def test_the_table_report_names_the_figures_that_matter(openai_server: FakeOpenA
 
 
 def test_offer_mode_is_refused_with_what_to_set(tmp_path: Path) -> None:
-    done = zm("judge", "eval", str(pairs_file(tmp_path)), env={"ZM_JUDGE_PROVIDER": "none"}, cwd=tmp_path)
-    assert done.returncode == 1
+    done = zm("judge", "eval", str(pairs_file(tmp_path)), env={"ZM_JUDGE_PROVIDER": "none"}, tmp_path=tmp_path)
+    assert done.exit_code == 1
     assert done.stdout == ""
     assert done.stderr.startswith("validation_failed: zm judge eval needs a model")
     assert "ZM_JUDGE_PROVIDER" in done.stderr
@@ -190,8 +180,17 @@ def test_an_unreachable_provider_is_a_report_of_failures_not_a_crash(tmp_path: P
         "ZM_JUDGE_API_KEY": SERVER_KEY,
         "ZM_JUDGE_TIMEOUT_S": "2",
     }
-    done = zm("judge", "eval", str(pairs_file(tmp_path, ["dup-1", "unrel-1"])), "--json", env=env, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    # The real binary: no log line or traceback of the SDK's may carry the key.
+    done = zm(
+        "judge",
+        "eval",
+        str(pairs_file(tmp_path, ["dup-1", "unrel-1"])),
+        "--json",
+        env=env,
+        tmp_path=tmp_path,
+        binary=True,
+    )
+    assert done.exit_code == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["failures"] == {"unavailable": 2}
     assert SERVER_KEY not in done.stdout + done.stderr
@@ -204,19 +203,19 @@ def test_a_bad_line_is_named(openai_server: FakeOpenAIServer, tmp_path: Path) ->
         '"age_days": 1, "content": "y"}, "label": "Duplicate"}\n',
         encoding="utf-8",
     )
-    done = zm("judge", "eval", str(path), env=openai_env(openai_server), cwd=tmp_path)
-    assert done.returncode == 1
+    done = zm("judge", "eval", str(path), env=openai_env(openai_server), tmp_path=tmp_path)
+    assert done.exit_code == 1
     assert done.stderr.startswith("validation_failed: bad.jsonl:1: label")
     assert openai_server.requests == []
 
 
 def test_a_missing_file_is_named(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
-    done = zm("judge", "eval", str(tmp_path / "nope.jsonl"), env=openai_env(openai_server), cwd=tmp_path)
-    assert done.returncode == 1
+    done = zm("judge", "eval", str(tmp_path / "nope.jsonl"), env=openai_env(openai_server), tmp_path=tmp_path)
+    assert done.exit_code == 1
     assert done.stderr.startswith("validation_failed: cannot read")
 
 
-# -- in process, against a FakeJudge ------------------------------------------------
+# -- against a FakeJudge ----------------------------------------------------------
 
 
 @pytest.fixture
@@ -236,19 +235,18 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeJudge:
         return judge
 
     monkeypatch.setattr(judge_cli, "build_judge", build)
-    for name in [k for k in os.environ if k.startswith("ZM_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("ZM_HOME", str(tmp_path / "zm-home"))
     return judge
 
 
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+def invoke(tmp_path: Path, *args: str) -> Result:
+    return zm(*args, env={}, tmp_path=tmp_path)
 
 
 def test_in_process_the_report_covers_every_pair_once(fake: FakeJudge, tmp_path: Path) -> None:
-    result = invoke("judge", "eval", str(pairs_file(tmp_path)), "--json", "--price-in", "2", "--price-out", "8")
-    assert result.exit_code == 0, result.output
+    result = invoke(
+        tmp_path, "judge", "eval", str(pairs_file(tmp_path)), "--json", "--price-in", "2", "--price-out", "8"
+    )
+    assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert len(fake.requests) == 6
     assert all(isinstance(r, PairRequest) and not r.provisional for r in fake.requests)
@@ -262,29 +260,29 @@ def test_in_process_the_report_covers_every_pair_once(fake: FakeJudge, tmp_path:
 
 
 def test_in_process_provisional_asks_the_fast_path(fake: FakeJudge, tmp_path: Path) -> None:
-    result = invoke("judge", "eval", str(pairs_file(tmp_path)), "--json", "--provisional")
-    assert result.exit_code == 0, result.output
+    result = invoke(tmp_path, "judge", "eval", str(pairs_file(tmp_path)), "--json", "--provisional")
+    assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["model"] == "fake-fast"
     assert all(isinstance(r, PairRequest) and r.provisional for r in fake.requests)
 
 
 def test_in_process_the_tables_show_the_misjudged_pairs(fake: FakeJudge, tmp_path: Path) -> None:
-    result = invoke("judge", "eval", str(pairs_file(tmp_path)))
-    assert result.exit_code == 0, result.output
+    result = invoke(tmp_path, "judge", "eval", str(pairs_file(tmp_path)))
+    assert result.exit_code == 0, result.stderr
     for text in ("fake · fake-strong · 6 pairs", "false supersedes 1", "Misjudged", "compl-1", "sup-1", "unrel-2"):
         assert text in result.stdout, text
     assert "estimated cost" not in result.stdout
 
 
 def test_negative_prices_are_refused(fake: FakeJudge, tmp_path: Path) -> None:
-    result = invoke("judge", "eval", str(pairs_file(tmp_path)), "--price-in", "-1")
+    result = invoke(tmp_path, "judge", "eval", str(pairs_file(tmp_path)), "--price-in", "-1")
     assert result.exit_code == 2
     assert fake.requests == []
 
 
 def test_every_judge_command_has_help(tmp_path: Path) -> None:
     for args in (["judge", "--help"], ["judge", "eval", "--help"]):
-        result = invoke(*args)
+        result = invoke(tmp_path, *args)
         assert result.exit_code == 0
         assert "labelled pairs" in result.stdout.lower()
 
@@ -292,8 +290,7 @@ def test_every_judge_command_has_help(tmp_path: Path) -> None:
 def test_a_progress_bar_is_drawn_on_a_terminal(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
     """stderr on a pseudo-terminal: the bar is drawn there, and stdout still carries only the JSON."""
     openai_server.respond_with(answer_from_content)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ZM_", "OPENAI_", "ANTHROPIC_"))}
-    environ.update({"ZM_HOME": str(tmp_path / "zm-home"), "TERM": "xterm", **openai_env(openai_server)})
+    env = environ({"ZM_HOME": str(tmp_path / "zm-home"), "TERM": "xterm", **openai_env(openai_server)})
     controller, terminal = pty.openpty()
     drawn = bytearray()
 
@@ -309,8 +306,8 @@ def test_a_progress_bar_is_drawn_on_a_terminal(openai_server: FakeOpenAIServer, 
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    command = [sys.executable, "-m", "zero_memory.cli", "judge", "eval", str(pairs_file(tmp_path)), "--json"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal, env=environ, cwd=tmp_path) as child:
+    command = [str(ZM), "judge", "eval", str(pairs_file(tmp_path)), "--json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=terminal, env=env, cwd=tmp_path) as child:
         os.close(terminal)
         out, _ = child.communicate(timeout=120)
     reader.join(timeout=10)

@@ -1,6 +1,6 @@
 """``zm user key``: an owner's provider key, stored encrypted, used for their judge calls only.
 
-The CLI runs as a subprocess on a real SQLite file; the key goes in on stdin,
+The CLI runs as the real binary (tests/cli/harness.py) on a real SQLite file; the key goes in on stdin,
 never on the command line. The checks that matter: the plaintext is in no
 file of the data directory (database, WAL), in no output, in no log line; the
 owner's calls carry it and nobody else's do; a changed ZM_SECRET_KEY is a
@@ -10,16 +10,14 @@ clear ``unavailable`` that leaks nothing.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli.harness import Result, run
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY, STRONG
 from zero_memory import crypto
@@ -41,18 +39,8 @@ class Zm:
         self.home = home
         self.env = {"ZM_HOME": str(home), "ZM_USER": "alice", "ZM_JUDGE_PROVIDER": "openai", "COLUMNS": "200", **env}
 
-    def __call__(self, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith(("ZM_", "OPENAI_", "ANTHROPIC_"))}
-        environ.update({**self.env, **env})
-        return subprocess.run(
-            [sys.executable, "-m", "zero_memory.cli", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=environ,
-            timeout=120,
-            check=False,
-        )
+    def __call__(self, *args: str, stdin: str = "", **env: str) -> Result:
+        return run(args, env={**self.env, **env}, input=stdin, binary=True)
 
 
 @pytest.fixture
@@ -79,7 +67,7 @@ def stored_ciphertext(home: Path, user: str = "alice", provider: str = "openai")
 
 def test_set_reads_the_key_from_stdin_and_stores_only_its_ciphertext(zm: Zm) -> None:
     done = zm("user", "key", "set", stdin=OWNER_KEY + "\n")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert done.stdout.startswith("stored the openai key of alice (ending ghij), encrypted")
     assert OWNER_KEY not in done.stdout + done.stderr
     ciphertext = stored_ciphertext(zm.home)
@@ -95,7 +83,7 @@ def test_show_says_whether_a_key_is_set_and_its_last_four_characters_only(zm: Zm
     shown = zm("user", "key", "show")
     assert shown.stdout.strip() == "alice has an openai key stored, ending ghij"
     as_json = zm("user", "key", "show", "--json")
-    assert as_json.returncode == 0
+    assert as_json.exit_code == 0
     assert '"last4": "ghij"' in as_json.stdout and '"set": true' in as_json.stdout
     assert OWNER_KEY not in shown.stdout + as_json.stdout
 
@@ -109,10 +97,10 @@ def test_clear_forgets_the_key(zm: Zm) -> None:
 
 
 def test_a_key_is_kept_per_user_and_provider(zm: Zm) -> None:
-    assert zm("user", "key", "set", stdin=OWNER_KEY).returncode == 0
-    assert zm("user", "add", "bob").returncode == 0
+    assert zm("user", "key", "set", stdin=OWNER_KEY).exit_code == 0
+    assert zm("user", "add", "bob").exit_code == 0
     other = "sk-ant-bob-key-0123456789"
-    assert zm("user", "key", "set", "--user", "bob", "--provider", "anthropic", stdin=other).returncode == 0
+    assert zm("user", "key", "set", "--user", "bob", "--provider", "anthropic", stdin=other).exit_code == 0
     assert stored_ciphertext(zm.home, "bob", "openai") is None
     assert "ending 6789" in zm("user", "key", "show", "--user", "bob", "--provider", "anthropic").stdout
     assert "no openai key" in zm("user", "key", "show", "--user", "bob").stdout
@@ -120,7 +108,7 @@ def test_a_key_is_kept_per_user_and_provider(zm: Zm) -> None:
 
 def test_the_key_is_never_taken_from_the_command_line(zm: Zm) -> None:
     done = zm("user", "key", "set", OWNER_KEY)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert done.stderr.startswith("validation_failed: the key is not taken as an argument")
     assert OWNER_KEY not in done.stdout + done.stderr  # the parser's own error would echo it
     assert stored_ciphertext(zm.home) is None
@@ -139,15 +127,15 @@ def test_the_key_is_never_taken_from_the_command_line(zm: Zm) -> None:
 )
 def test_what_is_not_a_key_is_refused(zm: Zm, stdin: str, error: str) -> None:
     done = zm("user", "key", "set", stdin=stdin)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert done.stderr.startswith(error)
 
 
 def test_offer_mode_needs_the_provider_named(zm: Zm) -> None:
     done = zm("user", "key", "set", stdin=OWNER_KEY, ZM_JUDGE_PROVIDER="none")
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert "--provider" in done.stderr
-    assert zm("user", "key", "set", "--provider", "openai", stdin=OWNER_KEY, ZM_JUDGE_PROVIDER="none").returncode == 0
+    assert zm("user", "key", "set", "--provider", "openai", stdin=OWNER_KEY, ZM_JUDGE_PROVIDER="none").exit_code == 0
     assert zm("user", "key", "set", "--provider", "mistral", stdin=OWNER_KEY).stderr.startswith(
         "validation_failed: provider: 'mistral' is not one of openai, anthropic"
     )
@@ -156,13 +144,13 @@ def test_offer_mode_needs_the_provider_named(zm: Zm) -> None:
 def test_an_unknown_user_is_not_asked_for_a_key(zm: Zm) -> None:
     zm("user", "list")  # creates alice, the local user
     done = zm("user", "key", "set", "--user", "carol", stdin=OWNER_KEY)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert done.stderr.startswith("not_found: no user carol")
 
 
 def test_without_zm_secret_key_the_generated_one_is_used_across_runs(tmp_path: Path) -> None:
     zm = Zm(tmp_path / "zm-home")
-    assert zm("user", "key", "set", stdin=OWNER_KEY).returncode == 0
+    assert zm("user", "key", "set", stdin=OWNER_KEY).exit_code == 0
     assert "ending ghij" in zm("user", "key", "show").stdout
     generated = (zm.home / "secret_key").read_text().strip()
     ciphertext = stored_ciphertext(zm.home)
@@ -174,7 +162,7 @@ def test_a_changed_secret_key_is_a_clear_unavailable_that_leaks_nothing(zm: Zm) 
     ciphertext = stored_ciphertext(zm.home)
     assert ciphertext is not None
     done = zm("user", "key", "show", ZM_SECRET_KEY=OTHER_SECRET)
-    assert done.returncode == 1
+    assert done.exit_code == 1
     assert done.stdout == ""
     assert done.stderr.startswith("unavailable: a stored provider key cannot be decrypted")
     assert "zm user key set" in done.stderr
@@ -182,7 +170,7 @@ def test_a_changed_secret_key_is_a_clear_unavailable_that_leaks_nothing(zm: Zm) 
     for secret in (OWNER_KEY, OWNER_KEY[-4:], SECRET, OTHER_SECRET, ciphertext):
         assert secret not in done.stderr
     # The fix the message names works: store it again under the new secret.
-    assert zm("user", "key", "set", stdin=OWNER_KEY, ZM_SECRET_KEY=OTHER_SECRET).returncode == 0
+    assert zm("user", "key", "set", stdin=OWNER_KEY, ZM_SECRET_KEY=OTHER_SECRET).exit_code == 0
     assert "ending ghij" in zm("user", "key", "show", ZM_SECRET_KEY=OTHER_SECRET).stdout
 
 
@@ -206,8 +194,8 @@ def server_app(home: Path, server: FakeOpenAIServer, embedder: Any) -> App:
 def test_a_key_set_with_the_cli_pays_for_its_owner_s_calls_only(
     zm: Zm, openai_server: FakeOpenAIServer, embedder: Any
 ) -> None:
-    assert zm("user", "key", "set", stdin=OWNER_KEY).returncode == 0
-    assert zm("user", "add", "bob").returncode == 0
+    assert zm("user", "key", "set", stdin=OWNER_KEY).exit_code == 0
+    assert zm("user", "add", "bob").exit_code == 0
     openai_server.respond_with(lambda request: openai_server.verdict())
     app = server_app(zm.home, openai_server, embedder)
     try:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli.harness import Result, run
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, at, memory, put, random_unit
 from zero_memory import errors
-from zero_memory.cli.main import cli
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import (
     Channel,
@@ -32,7 +29,6 @@ from zero_memory.store.copy import compare_vectors, copy_store
 from zero_memory.store.postgres import PostgresStore
 from zero_memory.store.sql import COPY_TABLES
 
-ZM = str(Path(sys.executable).with_name("zm"))
 # What a store keeps for itself and a copy leaves alone.
 NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters"}
 NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv")}
@@ -257,15 +253,9 @@ def test_vectors_that_differ_after_a_copy_fail_the_check(sqlite_store: Store, tm
         destination.close()
 
 
-def zm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "ZM_HOME": str(tmp_path / "home"),
-        "ZM_EMBEDDING_MODEL": f"hash:{DIM}",
-        "LANG": "C.UTF-8",
-    }
-    return subprocess.run([ZM, *args], env=env, capture_output=True, text=True, timeout=120)
+def zm(tmp_path: Path, *args: str) -> Result:
+    env = {"HOME": str(tmp_path), "ZM_HOME": str(tmp_path / "home"), "ZM_EMBEDDING_MODEL": f"hash:{DIM}"}
+    return run(args, env=env)
 
 
 def test_zm_db_copy_moves_a_sqlite_file_into_postgresql_and_refuses_to_do_it_twice(
@@ -276,7 +266,7 @@ def test_zm_db_copy_moves_a_sqlite_file_into_postgresql_and_refuses_to_do_it_twi
     source = f"sqlite:///{sqlite_store.path}"  # type: ignore[attr-defined]
 
     done = zm(tmp_path, "db", "copy", source, pg_url, "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] and report["mismatched"] == []
     assert report["tables"]["memories"] == {"source": 7, "destination": 7}
@@ -288,14 +278,14 @@ def test_zm_db_copy_moves_a_sqlite_file_into_postgresql_and_refuses_to_do_it_twi
         copied.close()
 
     again = zm(tmp_path, "db", "copy", source, pg_url)
-    assert again.returncode == 1
+    assert again.exit_code == 1
     assert again.stderr.startswith("conflict: the destination database is not empty")
     assert again.stdout == ""
 
 
 def test_zm_db_copy_refuses_a_missing_source_file(tmp_path: Path) -> None:
     source, destination = f"sqlite:///{tmp_path / 'nope.db'}", f"sqlite:///{tmp_path / 'b.db'}"
-    missing = CliRunner().invoke(cli, ["db", "copy", source, destination], env={"ZM_HOME": str(tmp_path)})
+    missing = run(["db", "copy", source, destination], env={"ZM_HOME": str(tmp_path)})
     assert missing.exit_code == 1
     assert missing.stderr.startswith("validation_failed: SRC_URL: no SQLite database at")
     assert not (tmp_path / "b.db").exists()

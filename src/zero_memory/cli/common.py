@@ -7,7 +7,9 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, ParamSpec, TypeVar
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -31,13 +33,61 @@ err_console = Console(stderr=True)
 JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
 
 
+# Where a ``zm`` invocation gets its App: from its caller (``cli(args, obj=...)``, a test runner's
+# ``invoke(cli, args, obj=...)``), else ``build_app`` from the environment. Held for one invocation
+# only, so two invocations in one process share nothing by accident.
+AppSource: TypeAlias = App | Callable[[Settings], App]
+
+
+@dataclass
+class _Invocation:
+    source: AppSource | None
+    built: App | None = None
+
+
+_running: ContextVar[_Invocation | None] = ContextVar("zm_invocation", default=None)
+
+
+def begin_invocation(context: typer.Context) -> None:
+    """Start one ``zm`` invocation (zm's root callback): its App comes from ``context.obj``, an App or a
+    builder, or is built from the environment; an App built here is closed when the invocation ends."""
+    invocation = _Invocation(context.obj)
+    token = _running.set(invocation)
+
+    def end() -> None:
+        _running.reset(token)
+        if invocation.built is not None:
+            invocation.built.close()
+
+    context.call_on_close(end)
+
+
+def _invocation() -> _Invocation:
+    invocation = _running.get()
+    if invocation is None:
+        raise RuntimeError("zero_memory.cli.common.app() serves a running zm command; services take an App")
+    return invocation
+
+
 def settings() -> Settings:
-    return Settings.from_environ()
+    """The invocation's settings: its App's when one was handed in, else read from the environment."""
+    source = _invocation().source
+    return source.settings if isinstance(source, App) else Settings.from_environ()
 
 
-@functools.cache
 def app() -> App:
-    return build_app(settings())
+    """The App of the running ``zm`` invocation.
+
+    Handed in as an App, it is used as it is and stays open (its owner closes it). Otherwise it is built
+    on first use, by the handed-in builder or ``build_app``: a command that needs no App (``judge eval``)
+    opens no database.
+    """
+    invocation = _invocation()
+    if isinstance(invocation.source, App):
+        return invocation.source
+    if invocation.built is None:
+        invocation.built = (invocation.source or build_app)(settings())
+    return invocation.built
 
 
 def local_caller(client: str = "cli") -> Caller:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from zero_memory import __version__
-from zero_memory.cli import conflicts, db, hygiene, io, judge, memories, portability, projects, serve, users
+from zero_memory.cli import common, conflicts, db, hygiene, io, judge, memories, portability, projects, serve, users
 
 cli = typer.Typer(
     name="zm",
@@ -25,6 +25,13 @@ cli.add_typer(conflicts.group, name="conflicts")
 cli.add_typer(portability.group, name="portability")
 cli.add_typer(judge.group, name="judge")
 serve.register(cli)
+
+
+# Runs before every command: scopes the App the command gets to this one invocation (cli.common.app).
+# No docstring: the help above stays zm's.
+@cli.callback()
+def invocation(context: typer.Context) -> None:
+    common.begin_invocation(context)
 
 
 @cli.command()
