@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from zero_memory import errors
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.conflicts import bulk, queue
 from zero_memory.conflicts import resolve as resolve_service
@@ -75,8 +76,6 @@ def resolve(
                 highlight=False,
             )
         return
-    from zero_memory import errors
-
     if dispute_id is None:
         raise errors.validation("pass a dispute id, or --policy")
     choice = Choice(keep_both=keep_both or None, winner=winner, forget=forget, merge=merge, retire=retire or None)

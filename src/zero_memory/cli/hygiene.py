@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from zero_memory import errors
-from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
+from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, progress
 from zero_memory.hygiene.cycle import start_cycle
+from zero_memory.hygiene.retro import count_remaining, retro
 from zero_memory.hygiene.undo import undo_run
 
 group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_is_help=True)
@@ -79,9 +80,6 @@ def retro_command(
     json_out: bool = JsonOption,
 ) -> None:
     """Walk the backlog oldest first and queue what it finds; never resolves anything by itself."""
-    from zero_memory.cli.common import progress
-    from zero_memory.hygiene.retro import count_remaining, retro
-
     application = app()
     uid = _owners(owner, False)[0]
     with progress(count_remaining(application, uid, after), "retro") as advance:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from zero_memory import errors
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, progress
 from zero_memory.memory import exports
 from zero_memory.memory.imports import import_path, read_records
@@ -50,8 +51,6 @@ def export_command(
 ) -> None:
     """Export every memory you can see, in every state."""
     if output_format not in ("jsonl", "markdown"):
-        from zero_memory import errors
-
         raise errors.validation("format: expected jsonl or markdown")
     caller = local_caller()
     lines = exports.jsonl_lines(app(), caller) if output_format == "jsonl" else exports.markdown(app(), caller)

@@ -63,11 +63,10 @@ def token(
     json_out: bool = JsonOption,
 ) -> None:
     """Issue a new bearer token for a user (shown once)."""
-    with app().store.tx(write=True) as tx:
+    application = app()
+    with application.store.tx(write=True) as tx:
         if revoke_others and tx.get_user(name) is not None:
-            from zero_memory.clock import utcnow
-
-            tx.revoke_tokens(name, utcnow())
+            tx.revoke_tokens(name, application.clock())
         new_token = accounts.issue_token(tx, name)
     print_json({"user": name, "token": new_token}) if json_out else console.print(
         new_token, highlight=False, markup=False
