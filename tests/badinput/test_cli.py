@@ -144,6 +144,7 @@ def _seed_with(app: App, home: Path) -> dict[str, str]:
     ids.update({f"missing_{kind}": value for kind, value in MISSING.items()})
     ids["database_url"] = f"sqlite:///{home / 'zm.db'}"
     ids["database_alias"] = f"sqlite:///{home}/./zm.db"
+    ids["database_path"] = str(home / "zm.db")
     return ids
 
 
@@ -308,6 +309,12 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
         REFUSED,
         "conflict: the destination database is not empty",
     ),
+    "db-backup/no-path": (("db", "backup"), USAGE, "Missing argument"),
+    "db-backup/onto-the-store": (("db", "backup", "@database_path"), REFUSED, "validation_failed: PATH:"),
+    "db-backup/no-directory": (("db", "backup", "/nonexistent/dir/zm.db"), REFUSED, "validation_failed: PATH:"),
+    "db-restore/no-path": (("db", "restore"), USAGE, "Missing argument"),
+    "db-restore/missing-file": (("db", "restore", "/nonexistent/zm.db"), REFUSED, "not_found: no backup file"),
+    "db-restore/the-store-itself": (("db", "restore", "@database_path"), REFUSED, "validation_failed: PATH:"),
     "db-copy/no-source": (
         ("db", "copy", "sqlite:////nonexistent/zm.db", "sqlite:////tmp/zm-copy-never.db"),
         REFUSED,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import zm  # noqa: F401  (fixture: zm, tests/cli/harness.py)
 from tests.pg import PgServer, pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.store.factories import DIM
 from zero_memory.store import Store, open_store

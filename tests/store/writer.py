@@ -3,6 +3,8 @@
 ``python -m tests.store.writer insert URL TAG COUNT GO_FILE`` waits for GO_FILE,
 then inserts COUNT memories of alice's, one transaction each, with contents
 ``TAG 0`` … and vectors ``vector_for(TAG n)``.
+``python -m tests.store.writer stream URL TAG STOP_FILE`` inserts ``TAG 0``, ``TAG 1`` …
+one transaction each until STOP_FILE exists (at most 100,000 rows or two minutes).
 ``python -m tests.store.writer hold URL NAME`` takes a named lock, prints
 ``held`` and sleeps until killed.
 """
@@ -39,6 +41,20 @@ def insert(url: str, tag: str, count: int, go: Path) -> None:
         store.close()
 
 
+def stream(url: str, tag: str, stop: Path) -> None:
+    store = open_store(url, dim=DIM)
+    try:
+        deadline = time.monotonic() + 120
+        for n in range(100_000):
+            if stop.exists() or time.monotonic() > deadline:
+                return
+            content = f"{tag} {n}"
+            with store.tx(write=True) as tx:
+                put(tx, memory(content, minutes=n), vector_for(content))
+    finally:
+        store.close()
+
+
 def hold(url: str, name: str) -> None:
     store = open_store(url, dim=DIM)
     with store.advisory_lock(name) as taken:
@@ -50,6 +66,8 @@ def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "insert":
         insert(url, rest[0], int(rest[1]), Path(rest[2]))
+    elif command == "stream":
+        stream(url, rest[0], Path(rest[1]))
     elif command == "hold":
         hold(url, rest[0])
     else:

@@ -1,4 +1,4 @@
-"""``zm db``: schema migrations and re-embedding."""
+"""``zm db``: schema migrations, re-embedding, copies, backups and restores."""
 
 from __future__ import annotations
 
@@ -12,23 +12,81 @@ from zero_memory.cli.common import JsonOption, app, console, fail, handles_error
 from zero_memory.embedding import build_embedder
 from zero_memory.memory.reindex import reindex as reindex_service
 from zero_memory.memory.reindex import stale_count
-from zero_memory.store import Store, open_store
+from zero_memory.store import Store, open_store, pending_migrations
+from zero_memory.store.backup import BackupReport
+from zero_memory.store.backup import backup as backup_store
+from zero_memory.store.backup import restore as restore_store
 from zero_memory.store.copy import MIN_COSINE, CopyReport, copy_store, row_counts
 
-group = typer.Typer(help="Schema migrations, re-embedding, copying between stores.", no_args_is_help=True)
+group = typer.Typer(
+    help="Schema migrations, re-embedding, copying between stores, backups and restores.", no_args_is_help=True
+)
 
 
 @group.command("migrate")
 @handles_errors
-def migrate(json_out: bool = JsonOption) -> None:
-    """Apply pending schema migrations (opening the store also does this)."""
-    applied = app().store.migrate()
+def migrate(
+    check: Annotated[
+        bool, typer.Option("--check", help="Only list the migrations that would be applied; change nothing.")
+    ] = False,
+    json_out: bool = JsonOption,
+) -> None:
+    """Apply pending schema migrations (opening the store also does this).
+
+    A database migrated by a newer release is refused: there is no downgrade.
+    """
+    url = settings().database_url
+    backend = "sqlite" if url.startswith("sqlite:") else "postgres"
+    pending = pending_migrations(url)
+    if not check:
+        app().store.migrate()
+    verb = "would apply" if check else "applied"
     if json_out:
-        print_json({"applied": applied, "backend": app().store.backend})
+        print_json({"pending" if check else "applied": pending, "backend": backend})
     else:
-        console.print(
-            f"{app().store.backend}: " + (f"applied {', '.join(applied)}" if applied else "up to date"), highlight=False
-        )
+        console.print(f"{backend}: " + (f"{verb} {', '.join(pending)}" if pending else "up to date"), highlight=False)
+
+
+@group.command("backup")
+@handles_errors
+def backup(
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", show_default=False, help="A new file to write the backup to.")
+    ],
+    json_out: bool = JsonOption,
+) -> None:
+    """Copy the SQLite store to PATH while servers keep using it (SQLite's online backup).
+
+    For PostgreSQL, use pg_dump (docs/deployment.md).
+    """
+    report = backup_store(settings().database_url, path)
+    _print_backup(report, "backed up to", json_out)
+
+
+@group.command("restore")
+@handles_errors
+def restore(
+    path: Annotated[Path, typer.Argument(metavar="PATH", show_default=False, help="A backup written by zm db backup.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace a store that holds users or memories.")] = False,
+    json_out: bool = JsonOption,
+) -> None:
+    """Replace the SQLite store with a backup, then migrate it. Stop the servers first.
+
+    Refuses a store that is not empty unless --force. For PostgreSQL, use pg_restore (docs/deployment.md).
+    """
+    url = settings().database_url
+    report = restore_store(url, path, force=force)
+    open_store(url, dim=build_embedder(settings().embedding_model).dim).close()
+    _print_backup(report, "restored from", json_out)
+
+
+def _print_backup(report: BackupReport, verb: str, json_out: bool) -> None:
+    if json_out:
+        print_json({"path": report.path, "bytes": report.bytes, "schema": report.schema, "rows": report.rows})
+        return
+    counts = ", ".join(f"{n} {table}" for table, n in report.rows.items())
+    schema = report.schema[-1] if report.schema else "none"
+    console.print(f"{verb} {report.path} ({counts}; schema {schema})", highlight=False, soft_wrap=True)
 
 
 @group.command("reindex")

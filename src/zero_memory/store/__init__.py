@@ -5,7 +5,7 @@ from __future__ import annotations
 from zero_memory import errors
 from zero_memory.store.base import SYSTEM, Store, System, Tx
 
-__all__ = ["SYSTEM", "Store", "System", "Tx", "open_store"]
+__all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations"]
 
 
 def open_store(url: str, *, dim: int = 512) -> Store:
@@ -21,4 +21,25 @@ def open_store(url: str, *, dim: int = 512) -> Store:
         from zero_memory.store.postgres import PostgresStore
 
         return PostgresStore.open(url, dim=dim)
+    raise errors.validation("ZM_DATABASE_URL: expected sqlite:///PATH or postgresql://…")
+
+
+def pending_migrations(url: str) -> list[str]:
+    """The migrations opening this database would apply, applying none (``zm db migrate --check``).
+
+    Refuses (``conflict:``) a database migrated by a newer release, as opening it does.
+    """
+    if url.startswith("sqlite:"):
+        from zero_memory.store.sqlite import SQLiteStore
+
+        sqlite = SQLiteStore.open(url, migrate=False)
+        try:
+            return sqlite.pending_migrations()
+        finally:
+            sqlite.close()
+    if url.startswith(("postgresql:", "postgres:")):
+        from zero_memory.store.postgres import PostgresStore
+
+        # The pool is never opened: one connection of its own reads the applied versions.
+        return PostgresStore(url, dim=0).pending_migrations()
     raise errors.validation("ZM_DATABASE_URL: expected sqlite:///PATH or postgresql://…")

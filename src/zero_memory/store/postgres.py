@@ -292,10 +292,8 @@ class PostgresStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                 'name TEXT COLLATE "C" NOT NULL, applied_at TEXT COLLATE "C" NOT NULL)'
             )
-            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, script in migrations.scripts("postgres"):
-                if version in done:
-                    continue
+            done = {r["version"]: r["name"] for r in conn.execute("SELECT version, name FROM schema_migrations")}
+            for version, name, script in migrations.pending("postgres", done):
                 with conn.transaction():
                     conn.execute(script)
                     conn.execute(
@@ -305,6 +303,15 @@ class PostgresStore:
                 applied.append(name)
             self._ensure_vector_index(conn)
         return applied
+
+    def pending_migrations(self) -> list[str]:
+        """The migrations ``migrate()`` would apply, applying nothing."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").fetchone()
+            done: dict[int, str] = {}
+            if row and row["present"]:
+                done = {r["version"]: r["name"] for r in conn.execute("SELECT version, name FROM schema_migrations")}
+        return [name for _, name, _ in migrations.pending("postgres", done)]
 
     def _ensure_vector_index(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
         dim = int(self.dim)

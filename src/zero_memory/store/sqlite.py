@@ -148,11 +148,12 @@ class SQLiteStore:
         _LIVE_HOLDERS.add(self._holder)
 
     @classmethod
-    def open(cls, url: str, *, dim: int = 512) -> SQLiteStore:
-        path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        store = cls(path, dim=dim)
-        store.migrate()
+    def open(cls, url: str, *, dim: int = 512, migrate: bool = True) -> SQLiteStore:
+        """The store of a ``sqlite:///PATH`` URL; ``migrate=False`` leaves the schema as it is."""
+        store = cls(sqlite_path(url), dim=dim)
+        store.path.parent.mkdir(parents=True, exist_ok=True)
+        if migrate:
+            store.migrate()
         return store
 
     # -- connections and transactions ------------------------------------------
@@ -232,10 +233,8 @@ class SQLiteStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL)"
             )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, sql in migrations.scripts("sqlite"):
-                if version in done:
-                    continue
+            done = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall())
+            for version, name, sql in migrations.pending("sqlite", done):
                 for statement in _statements(sql):
                     conn.execute(statement)
                 conn.execute(
@@ -249,6 +248,13 @@ class SQLiteStore:
             raise
         return applied
 
+    def pending_migrations(self) -> list[str]:
+        """The migrations ``migrate()`` would apply, applying nothing."""
+        conn = self._connection()
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+        done = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall()) if exists.fetchone() else {}
+        return [name for _, name, _ in migrations.pending("sqlite", done)]
+
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
@@ -257,6 +263,10 @@ class SQLiteStore:
             self._connections.clear()
         self._local = threading.local()
         _LIVE_HOLDERS.discard(self._holder)
+
+
+def sqlite_path(url: str) -> Path:
+    return Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
 
 
 def _neighbours(hits: list[tuple[str, float]], found: dict[str, Memory], limit: int) -> list[Neighbour]:
