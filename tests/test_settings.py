@@ -29,9 +29,27 @@ def test_each_provider_gets_its_own_default_models() -> None:
     assert custom.hygiene_model == "qwen3:32b" and custom.hygiene_fast_model == "gpt-4.1-mini"
 
 
+def test_extraction_runs_on_the_fast_model_unless_it_has_its_own() -> None:
+    fast = Settings.from_environ({"ZM_JUDGE_PROVIDER": "openai", "ZM_HYGIENE_FAST_MODEL": "small-1"})
+    assert fast.extract_model == "small-1"
+    own = Settings.from_environ({"ZM_JUDGE_PROVIDER": "anthropic", "ZM_EXTRACT_MODEL": "extractor-2"})
+    assert (own.extract_model, own.hygiene_fast_model) == ("extractor-2", "claude-haiku-4-5")
+
+
+def test_capture_limits_have_defaults_and_read_their_variables() -> None:
+    default = Settings.from_environ({}).capture
+    assert (default.daily_tokens, default.retry_after_s, default.max_chunk_chars) == (200_000, 60.0, 48_000)
+    tuned = Settings.from_environ({"ZM_EXTRACT_DAILY_TOKENS": "1_000_000", "ZM_EXTRACT_RETRY_SECONDS": "5"}).capture
+    assert (tuned.daily_tokens, tuned.retry_after_s) == (1_000_000, 5.0)
+    assert Settings.from_environ({"ZM_EXTRACT_DAILY_TOKENS": "0"}).capture.daily_tokens == 0
+
+
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
+        ({"ZM_EXTRACT_DAILY_TOKENS": "lots"}, "ZM_EXTRACT_DAILY_TOKENS"),
+        ({"ZM_EXTRACT_DAILY_TOKENS": "-5"}, "ZM_EXTRACT_DAILY_TOKENS"),
+        ({"ZM_EXTRACT_RETRY_SECONDS": "0"}, "ZM_EXTRACT_RETRY_SECONDS"),
         ({"ZM_JUDGE_PROVIDER": "gemini"}, "ZM_JUDGE_PROVIDER"),
         ({"ZM_HYGIENE_ON_WRITE": "maybe"}, "ZM_HYGIENE_ON_WRITE"),
         ({"ZM_JUDGE_TIMEOUT_S": "soon"}, "ZM_JUDGE_TIMEOUT_S"),

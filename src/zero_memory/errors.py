@@ -46,8 +46,8 @@ def conflict(detail: str, *, subcode: str | None = None) -> ZMError:
     return ZMError(Code.CONFLICT, detail, subcode=subcode)
 
 
-def unavailable(detail: str) -> ZMError:
-    return ZMError(Code.UNAVAILABLE, detail)
+def unavailable(detail: str, *, subcode: str | None = None) -> ZMError:
+    return ZMError(Code.UNAVAILABLE, detail, subcode=subcode)
 
 
 def internal(detail: str) -> ZMError:
@@ -58,3 +58,4 @@ SCOPE_TARGET_REQUIRED = "scope_target_required"
 PROJECT_HINT_UNRESOLVABLE = "project_hint_unresolvable"
 SECRET_CONTENT_REJECTED = "secret_content_rejected"
 ALREADY_RESOLVED = "already_resolved"
+BUDGET_EXHAUSTED = "budget_exhausted"

@@ -57,6 +57,26 @@ class HygieneConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CaptureConfig:
+    """The capture stream's limits: what a transcript chunk may be, how extraction is retried and paid for."""
+
+    daily_tokens: int = 200_000
+    """Extraction tokens (in + out) one owner may spend per UTC day (``ZM_EXTRACT_DAILY_TOKENS``; 0 = none)."""
+    max_chunk_chars: int = 48_000
+    """One chunk; ``zm ingest`` and the hooks split longer text at line ends."""
+    max_pending_chunks: int = 200
+    """Chunks of one owner waiting for extraction; the staging table holds no more."""
+    max_attempts: int = 5
+    """Extraction attempts per chunk before it is given up (``failed``)."""
+    retry_after_s: float = 60.0
+    """The first retry's delay (``ZM_EXTRACT_RETRY_SECONDS``); each later one waits twice as long."""
+    lease_s: float = 600.0
+    """How long an extraction may hold its chunk before another process may take it over."""
+    poll_s: float = 30.0
+    """How often a server looks for chunks due for a retry (more often when retries come sooner)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     home: Path
     database_url: str
@@ -67,12 +87,14 @@ class Settings:
     judge_timeout_s: float = 60.0
     hygiene_model: str = "none"
     hygiene_fast_model: str = "none"
+    extract_model: str = "none"
     hygiene_on_write: bool = False
     scan_interval_hours: float | None = None
     auto_create_projects: bool = True
     user: str | None = None
     secret_key: str | None = field(default=None, repr=False)
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -83,6 +105,13 @@ class Settings:
             raise errors.validation(f"ZM_JUDGE_PROVIDER: {provider!r} is not one of {', '.join(JUDGE_PROVIDERS)}")
         strong, fast = DEFAULT_MODELS[provider]
         provider_key = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "")
+        fast_model = env.get("ZM_HYGIENE_FAST_MODEL") or fast
+        defaults = CaptureConfig()
+        capture = replace(
+            defaults,
+            daily_tokens=_count(env, "ZM_EXTRACT_DAILY_TOKENS", defaults.daily_tokens),
+            retry_after_s=_number(env, "ZM_EXTRACT_RETRY_SECONDS", None) or defaults.retry_after_s,
+        )
         return cls(
             home=home,
             database_url=env.get("ZM_DATABASE_URL") or f"sqlite:///{home / 'zm.db'}",
@@ -92,12 +121,14 @@ class Settings:
             judge_api_key=env.get("ZM_JUDGE_API_KEY") or env.get(provider_key) or None,
             judge_timeout_s=_number(env, "ZM_JUDGE_TIMEOUT_S", None) or 60.0,
             hygiene_model=env.get("ZM_HYGIENE_MODEL") or strong,
-            hygiene_fast_model=env.get("ZM_HYGIENE_FAST_MODEL") or fast,
+            hygiene_fast_model=fast_model,
+            extract_model=env.get("ZM_EXTRACT_MODEL") or fast_model,
             hygiene_on_write=_flag(env, "ZM_HYGIENE_ON_WRITE", False),
             scan_interval_hours=_number(env, "ZM_HYGIENE_SCAN_INTERVAL_HOURS", None),
             auto_create_projects=_flag(env, "ZM_AUTO_CREATE_PROJECTS", True),
             user=env.get("ZM_USER") or None,
             secret_key=env.get("ZM_SECRET_KEY") or None,
+            capture=capture,
         )
 
     def with_changes(self, **changes: object) -> Settings:
@@ -126,4 +157,18 @@ def _number(env: Mapping[str, str], name: str, default: float | None) -> float |
         raise errors.validation(f"{name}: expected a number, got {raw[:20]!r}") from None
     if value <= 0:
         raise errors.validation(f"{name}: must be positive")
+    return value
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of zero or more, or ``default`` when unset."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        raise errors.validation(f"{name}: expected a whole number, got {raw[:20]!r}") from None
+    if value < 0:
+        raise errors.validation(f"{name}: must be 0 or more")
     return value

@@ -30,6 +30,14 @@ def note(**changes: Any) -> dict[str, Any]:
     return {k: v for k, v in {**NOTE, **changes}.items() if v is not ...}
 
 
+CHUNK = {"transcript_chunk": "user: how do we deploy?\n", "conversation_id": "conv-bad", "project_hint": "badinput"}
+
+
+def chunk(**changes: Any) -> dict[str, Any]:
+    """A valid ingest_conversation call with ``changes`` (a value of ``...`` removes the field)."""
+    return {k: v for k, v in {**CHUNK, **changes}.items() if v is not ...}
+
+
 def query(**changes: Any) -> dict[str, Any]:
     return {k: v for k, v in {**QUERY, **changes}.items() if v is not ...}
 
@@ -423,6 +431,49 @@ ROWS: dict[str, Row] = {
         "resolve_conflicts",
         {"resolutions": [{"dispute_id": NUL}]},
         "validation_failed: resolutions[0].dispute_id: contains a NUL",
+    ),
+    # -- ingest_conversation ---------------------------------------------------------------------------
+    "ingest_conversation/chunk-wrong-type": Row(
+        "ingest_conversation", chunk(transcript_chunk=["user: hi"]), "validation_failed: transcript_chunk:"
+    ),
+    "ingest_conversation/missing-chunk": Row(
+        "ingest_conversation", chunk(transcript_chunk=...), "validation_failed: transcript_chunk: required"
+    ),
+    "ingest_conversation/missing-conversation": Row(
+        "ingest_conversation", chunk(conversation_id=...), "validation_failed: conversation_id: required"
+    ),
+    "ingest_conversation/unknown-field": Row(
+        "ingest_conversation", chunk(speaker="user"), "validation_failed: speaker: unknown argument"
+    ),
+    "ingest_conversation/empty-chunk": Row(
+        "ingest_conversation", chunk(transcript_chunk=" \n "), "validation_failed: transcript_chunk: must not be empty"
+    ),
+    "ingest_conversation/oversized-chunk": Row(
+        "ingest_conversation",
+        chunk(transcript_chunk="x" * 48_001),
+        "validation_failed: transcript_chunk: 48001 characters is over the limit of 48000",
+    ),
+    "ingest_conversation/empty-conversation": Row(
+        "ingest_conversation", chunk(conversation_id=""), "validation_failed: conversation_id:"
+    ),
+    "ingest_conversation/malformed-hash": Row(
+        "ingest_conversation", chunk(chunk_hash="ABC"), "validation_failed: chunk_hash:"
+    ),
+    "ingest_conversation/secret-in-chunk": Row(
+        "ingest_conversation",
+        chunk(transcript_chunk=f"user: the token is {GITHUB_TOKEN}"),
+        "validation_failed: secret_content_rejected: transcript_chunk github_token",
+    ),
+    "ingest_conversation/secret-in-conversation-id": Row(
+        "ingest_conversation",
+        chunk(conversation_id=f"aws {AWS_KEY_ID}"),
+        "validation_failed: secret_content_rejected: conversation_id",
+    ),
+    "ingest_conversation/nul-in-chunk": Row(
+        "ingest_conversation", chunk(transcript_chunk=f"a{NUL}b"), "validation_failed: transcript_chunk: contains a NUL"
+    ),
+    "ingest_conversation/no-extraction-model": Row(
+        "ingest_conversation", chunk(), "unavailable: no extraction model is configured"
     ),
     # -- list_portability / resolve_portability --------------------------------------------------------
     "list_portability/unknown-status": Row("list_portability", {"status": "all"}, "validation_failed: status:"),

@@ -394,6 +394,22 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     ),
     "portability-approve/dismissed": (("portability", "approve", "@dismissed"), REFUSED, "conflict: already_resolved:"),
     "portability-dismiss/no-id": (("portability", "dismiss"), USAGE, "Missing argument"),
+    # capture
+    "ingest/no-path": (("ingest",), USAGE, "Missing argument"),
+    "ingest/missing-file": (("ingest", "/nonexistent/talk.txt", "--project", "api"), REFUSED, "not_found: no file"),
+    "ingest/stdin-without-a-conversation": (
+        ("ingest", "-", "--project", "api"),
+        REFUSED,
+        "validation_failed: --conversation: required",
+    ),
+    "hook-claude-code/not-json": (("hook", "claude-code"), REFUSED, "validation_failed: the hook input is not JSON"),
+    "hook-codex/not-json": (("hook", "codex", "{turn"), REFUSED, "validation_failed: the hook input is not JSON"),
+    "capture-list/unknown-status": (("capture", "list", "--status", "open"), USAGE, "Invalid value"),
+    "capture-drain/unknown-option": (("capture", "drain", "--all"), USAGE, "No such option"),
+    "user-budget-set/not-a-number": (("user", "budget", "set", "lots"), USAGE, "Invalid value"),
+    "user-budget-set/unknown-user": (("user", "budget", "set", "10", "--user", "nobody"), REFUSED, "not_found:"),
+    "user-budget-show/unknown-user": (("user", "budget", "show", "--user", "nobody"), REFUSED, "not_found:"),
+    "user-budget-clear/unknown-user": (("user", "budget", "clear", "--user", "nobody"), REFUSED, "not_found:"),
     # judge, serve, mcp, version
     "judge-eval/no-file": (
         (

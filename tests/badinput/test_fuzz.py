@@ -167,6 +167,7 @@ VALID: dict[str, dict[str, Any]] = {
     "resolve_conflicts": {"resolutions": [{"dispute_id": "@dispute"}]},
     "list_portability": {"status": "pending"},
     "resolve_portability": {"candidate_id": "prt_01zzzzzzzzzzzzzzzzzzzzzzzz", "approve": False},
+    "ingest_conversation": {"transcript_chunk": "user: how do we deploy?\n", "conversation_id": "fuzz"},
 }
 
 

@@ -75,6 +75,11 @@ class FakeAnthropicServer(FakeHTTPServer):
         return FakeAnthropicServer.tool_use(answer, name="portability_verdict", **message)
 
     @staticmethod
+    def statements(statements: list[dict[str, Any]], **message: Any) -> Reply:
+        """An extraction answer, as a call of the ``extracted_statements`` tool."""
+        return FakeAnthropicServer.tool_use({"statements": statements}, name="extracted_statements", **message)
+
+    @staticmethod
     def text(text: str, *, stop_reason: str = "end_turn") -> Reply:
         """A plain text answer: no tool call at all."""
         return FakeAnthropicServer.message([{"type": "text", "text": text}], stop_reason=stop_reason)

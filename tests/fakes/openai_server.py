@@ -90,6 +90,20 @@ class FakeOpenAIServer(FakeHTTPServer):
         )
 
     @staticmethod
+    def statements(
+        statements: list[dict[str, Any]], *, prompt_tokens: int = 900, completion_tokens: int = 120
+    ) -> Reply:
+        """An extraction answer: ``{"statements": [{"content", "kind", "scope_hint"}, …]}``."""
+        return FakeOpenAIServer.completion(
+            json.dumps({"statements": statements}), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+
+    @staticmethod
+    def schema_name(request: RecordedRequest) -> str:
+        """Which answer a recorded request asked for: hygiene_verdict, portability_verdict, extracted_statements."""
+        return str(request.body["response_format"]["json_schema"]["name"])
+
+    @staticmethod
     def refusal(text: str = "I can't help with that.") -> Reply:
         return FakeOpenAIServer.completion(None, refusal=text)
 

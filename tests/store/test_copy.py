@@ -15,6 +15,7 @@ from zero_memory import errors
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import (
     Channel,
+    ChunkStatus,
     Dispute,
     DisputeShape,
     DisputeStatus,
@@ -24,7 +25,7 @@ from zero_memory.domain.records import (
     RunStatus,
 )
 from zero_memory.store import SYSTEM, Store, open_store
-from zero_memory.store.base import Judgement, PortabilityCandidate
+from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 from zero_memory.store.copy import compare_vectors, copy_store
 from zero_memory.store.postgres import PostgresStore
 from zero_memory.store.sql import COPY_TABLES
@@ -162,6 +163,23 @@ def build_corpus(store: Store) -> dict[str, str]:
                 run_id="run_1",
             )
         )
+        staged = CaptureChunk(
+            id="chk_1",
+            owner="alice",
+            chunk_hash="ab" * 32,
+            conversation_id="conv-1",
+            client="claude-code",
+            scope="proj.alice.api",
+            transcript="user: ünïcode ✓",
+            chars=15,
+            status=ChunkStatus.PENDING,
+            next_attempt_at=at(43),
+            created_at=at(43),
+            updated_at=at(43),
+        )
+        tx.add_chunk(staged)
+        tx.update_chunk("chk_1", at(44), attempts=1, last_error="timeout: slow", lease_until=at(45))
+        tx.set_capture_budget("bob", 5_000, at(46))
     return ids
 
 

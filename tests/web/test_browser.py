@@ -14,9 +14,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
+from tests.capture.helpers import statement, with_model
 from tests.web.conftest import DESKTOP, PHONE, Site, start_site
 from tests.web.helpers import unique
+from zero_memory.access.caller import Caller
+from zero_memory.capture.ingest import ingest
+from zero_memory.capture.models import IngestRequest
 from zero_memory.embedding import Embedder
+from zero_memory.judge.fake import FakeJudge
 
 pytestmark = pytest.mark.slow
 
@@ -372,7 +377,7 @@ def test_every_step_works_without_javascript(browser: Browser, site: Site) -> No
         page.get_by_role("button", name="Restore").click()
         expect(flash(page)).to_contain_text("Restored")
         page.goto("/insights")
-        expect(page.locator("svg.chart")).to_have_count(6)
+        expect(page.locator("svg.chart")).to_have_count(7)
     finally:
         context.close()
 
@@ -394,7 +399,36 @@ def test_on_a_phone_the_pair_stacks_and_the_navigation_fits(browser: Browser, si
 
 def test_insights_show_charts_beside_their_numbers(page: Page, site: Site) -> None:
     page.goto("/insights")
-    expect(page.locator("svg.chart")).to_have_count(6)
+    expect(page.locator("svg.chart")).to_have_count(7)
     inflow = page.locator("section", has_text="Queue inflow by verdict")
     expect(inflow.locator("table.numbers")).to_contain_text("contradiction")
     expect(inflow.locator("svg.chart rect title").first).to_be_attached()
+
+
+def test_a_captured_memory_shows_a_dashed_provisional_badge_and_insights_count_it(page: Page, site: Site) -> None:
+    text = unique("Staging deploys only happen from main.")
+    app = site.seed.app
+    served_judges = app.judge_factory
+    with_model(app, FakeJudge([[statement(text, "decision")]]))
+    try:
+        ingest(
+            app,
+            Caller("alice", client="claude-code"),
+            IngestRequest(
+                transcript_chunk=unique("user: where do we deploy from?"), conversation_id="c", project_hint="api"
+            ),
+        )
+        app.wait_idle()
+    finally:
+        app.judge_factory = served_judges
+    page.goto("/memories")
+    page.get_by_label("Search memories").fill(text.split("[")[0])
+    page.get_by_role("button", name="Search").click()
+    badge = page.locator("li.card", has_text=text).locator(".badge")
+    expect(badge).to_have_text("provisional · extraction")
+    assert badge.evaluate("element => getComputedStyle(element).borderTopStyle") == "dashed"
+    page.goto("/insights")
+    panel = page.locator("section", has_text="Captured from conversations")
+    expect(panel.locator("svg.chart")).to_have_count(1)
+    expect(panel.locator("table.numbers")).to_contain_text("created")
+    expect(panel.locator("table.numbers")).to_contain_text("extraction calls")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from tests.web.helpers import Seeder, unique
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.records import AuditEntry, Run, RunStatus
+from zero_memory.domain.records import AuditEntry, ChunkStatus, Run, RunStatus
+from zero_memory.store.base import CaptureChunk
 from zero_memory.web import insights
 from zero_memory.web.insights import Column
 
@@ -129,3 +131,71 @@ def test_insights_for_reads_only_the_callers_own_rows(app: App) -> None:
     assert (found.supersede.declared, found.supersede.total) == (1, 2)
     assert found.tokens == []
     assert len(found.inflow) == insights.WINDOW_DAYS
+
+
+def chunk(day: int, status: ChunkStatus = ChunkStatus.DONE, **counts: int) -> CaptureChunk:
+    at = datetime(2025, 3, day, 8, tzinfo=UTC)
+    return CaptureChunk(
+        id=f"chk_{day}_{status}",
+        owner="alice",
+        chunk_hash=f"{day:064d}",
+        conversation_id="c",
+        client="claude-code",
+        scope="proj.alice.api",
+        transcript=None,
+        chars=100,
+        status=status,
+        next_attempt_at=at,
+        created_at=at,
+        updated_at=at,
+        finished_at=at + timedelta(hours=1) if status is ChunkStatus.DONE else None,
+        **counts,
+    )
+
+
+def test_captures_count_each_done_chunks_outcomes_on_the_day_it_finished() -> None:
+    chunks = [
+        chunk(1, created=2, yielded=1),
+        chunk(1, created=1, absorbed=1, refused=1),
+        chunk(2, ChunkStatus.FAILED, created=0),
+        chunk(3, ChunkStatus.PENDING),
+        chunk(3, yielded=2),
+    ]
+    columns = insights.captures_by_day(chunks, start=START, days=3)
+    assert [dict(c.values) for c in columns] == [
+        {"created": 3, "yielded": 1, "absorbed": 1, "refused": 1},
+        {},
+        {"yielded": 2},
+    ]
+
+
+def test_extraction_cost_counts_only_extract_calls_in_the_window() -> None:
+    def row(day: int, purpose: str, tokens_in: int, tokens_out: int) -> dict[str, Any]:
+        return {
+            "at": f"2025-03-{day:02d}T10:00:00.000000Z",
+            "purpose": purpose,
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+        }
+
+    ledger = [row(1, "extract", 900, 100), row(2, "extract", 800, 0), row(2, "scan", 5, 5)]
+    ledger.append(row(1, "extract", 1, 1) | {"at": "2025-02-28T23:00:00.000000Z"})
+    found = insights.capture_of(
+        [chunk(1, created=1), chunk(2, ChunkStatus.FAILED), chunk(3, ChunkStatus.PENDING)], ledger, start=START, days=7
+    )
+    assert (found.calls, found.input_tokens, found.output_tokens) == (2, 1_700, 100)
+    assert found.chunks == {"pending": 1, "done": 1, "failed": 1}
+    assert found.totals == {"created": 1}
+
+
+def test_insights_read_only_the_callers_own_chunks(app: App) -> None:
+    with app.store.tx(write=True) as tx:
+        for staged, owner, counts in (
+            (chunk(1), "bob", {"created": 4}),
+            (chunk(2), "alice", {"created": 2, "yielded": 1}),
+        ):
+            tx.add_chunk(replace(staged, owner=owner, created_at=app.clock()))
+            tx.update_chunk(staged.id, app.clock(), finished_at=app.clock(), **counts)
+    found = insights.insights_for(app, Caller("alice"))
+    assert found.capture.totals == {"created": 2, "yielded": 1}
+    assert found.capture.allowance is not None and found.capture.allowance.user == "alice"

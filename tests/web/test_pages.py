@@ -198,7 +198,7 @@ def test_another_users_run_is_not_found(web: TestClient, app: App) -> None:
 def test_insights_draw_each_chart_with_its_numbers(alice_web: TestClient, seed: Seeder) -> None:
     seed.pair("alice", unique("Python 3.11 in CI"), unique("Python 3.12 in CI"), verdict="a_supersedes_b")
     page = alice_web.get("/insights").text
-    assert page.count('<svg class="chart"') == 6
+    assert page.count('<svg class="chart"') == 7
     inflow = page[page.index("Queue inflow") : page.index("Automatic actions")]
     assert re.search(r'<th scope="row">supersedes</th><td>\d+</td>', inflow)
     assert "<script" not in page.split("</head>")[1]

@@ -92,7 +92,7 @@ def test_desktop_screenshots(browser: Browser, showcase: tuple[Site, dict[str, s
     shoot(page, folder, "run")
 
     page.goto("/insights")
-    expect(page.locator("svg.chart")).to_have_count(6)
+    expect(page.locator("svg.chart")).to_have_count(7)
     expect(page.locator("section", has_text="Self-healing").locator("table.numbers")).to_contain_text("rejudge")
     shoot(page, folder, "insights")
     page.close()

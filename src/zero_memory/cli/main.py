@@ -5,7 +5,20 @@ from __future__ import annotations
 import typer
 
 from zero_memory import __version__
-from zero_memory.cli import common, conflicts, db, hygiene, io, judge, memories, portability, projects, serve, users
+from zero_memory.cli import (
+    capture,
+    common,
+    conflicts,
+    db,
+    hygiene,
+    io,
+    judge,
+    memories,
+    portability,
+    projects,
+    serve,
+    users,
+)
 
 cli = typer.Typer(
     name="zm",
@@ -17,6 +30,7 @@ cli = typer.Typer(
 
 memories.register(cli)
 io.register(cli)
+capture.register(cli)
 cli.add_typer(users.group, name="user")
 cli.add_typer(projects.group, name="project")
 cli.add_typer(db.group, name="db")

@@ -72,6 +72,7 @@ def mcp() -> None:
     """Serve MCP over stdio as the local user (ZM_USER, else the single local user): zm mcp."""
     import anyio
 
+    from zero_memory.capture.worker import CaptureWorker
     from zero_memory.mcp.identity import Identity
     from zero_memory.mcp.server import build_server
 
@@ -79,4 +80,9 @@ def mcp() -> None:
     uid = ensure_local_user(application.store, application.settings.user)
     # One stdio process is one connection: give it a session id, as HTTP's mcp-session-id.
     server = build_server(application, Identity(local_uid=uid, stdio_session=new_id("stdio")))
-    anyio.run(server.run_stdio_async)
+    worker = CaptureWorker(application)
+    worker.start()
+    try:
+        anyio.run(server.run_stdio_async)
+    finally:
+        worker.stop()

@@ -9,6 +9,7 @@ import typer
 
 from zero_memory import errors
 from zero_memory.access import users as accounts
+from zero_memory.capture import budget
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.judge import keys
 
@@ -175,3 +176,64 @@ def key_clear(
         console.print(f"cleared the {name} key of {uid}", highlight=False, markup=False)
     else:
         console.print(f"{uid} had no {name} key stored", highlight=False, markup=False)
+
+
+# -- zm user budget -------------------------------------------------------------
+
+budget_group = typer.Typer(
+    help="A user's daily token allowance for extracting memories from conversations (capture).",
+    no_args_is_help=True,
+)
+group.add_typer(budget_group, name="budget")
+
+
+@budget_group.command("show")
+@handles_errors
+def budget_show(user: Annotated[str | None, UserOption] = None, json_out: bool = JsonOption) -> None:
+    """A user's allowance, where it comes from, and what is spent today (UTC)."""
+    uid = _user(user)
+    application = app()
+    keys.require_user(application.store, uid)
+    status = budget.status(application, uid, application.clock())
+    if json_out:
+        print_json(status)
+        return
+    origin = "their own" if status.source == "user" else "the server's (ZM_EXTRACT_DAILY_TOKENS)"
+    console.print(
+        f"{uid}: {status.spent_today:,} of {status.daily_tokens:,} tokens spent today, {origin}; "
+        f"renews at {status.resets_at}",
+        highlight=False,
+        markup=False,
+    )
+
+
+@budget_group.command("set")
+@handles_errors
+def budget_set(
+    daily_tokens: Annotated[int, typer.Argument(help="Tokens per UTC day; 0 turns their capture off.", min=0)],
+    user: Annotated[str | None, UserOption] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Give a user an allowance of their own, instead of the server's."""
+    uid = _user(user)
+    application = app()
+    budget.set_budget(application.store, uid, daily_tokens, at=application.clock())
+    if json_out:
+        print_json(budget.status(application, uid, application.clock()))
+        return
+    console.print(f"{uid} may now spend {daily_tokens:,} extraction tokens a day", highlight=False, markup=False)
+
+
+@budget_group.command("clear")
+@handles_errors
+def budget_clear(user: Annotated[str | None, UserOption] = None, json_out: bool = JsonOption) -> None:
+    """Put a user back on the server's allowance (ZM_EXTRACT_DAILY_TOKENS)."""
+    uid = _user(user)
+    application = app()
+    removed = budget.clear_budget(application.store, uid, at=application.clock())
+    if json_out:
+        print_json({"user": uid, "cleared": removed})
+    elif removed:
+        console.print(f"{uid} is back on the server's allowance", highlight=False, markup=False)
+    else:
+        console.print(f"{uid} had no allowance of their own", highlight=False, markup=False)

@@ -117,6 +117,15 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+class ChunkStatus(StrEnum):
+    """Where a staged transcript chunk is: waiting, being extracted, done, or given up."""
+
+    PENDING = "pending"
+    EXTRACTING = "extracting"
+    DONE = "done"
+    FAILED = "failed"
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     id: str

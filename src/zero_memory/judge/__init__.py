@@ -12,6 +12,9 @@ See docs/judge.md.
 """
 
 from zero_memory.judge.base import (
+    Extracted,
+    ExtractionRequest,
+    ExtractionResult,
     FailureKind,
     Judge,
     Judged,
@@ -37,6 +40,9 @@ from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, PortabilityVerdi
 __all__ = [
     "UNJUDGED",
     "AttributedJudge",
+    "Extracted",
+    "ExtractionRequest",
+    "ExtractionResult",
     "FailureKind",
     "FakeJudge",
     "HygieneVerdict",

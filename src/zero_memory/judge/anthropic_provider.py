@@ -15,7 +15,6 @@ from anthropic.types import Message
 
 from zero_memory.judge.prompt import Prompt
 from zero_memory.judge.provider import (
-    ANSWER_MAX_TOKENS,
     ModelJudge,
     RawAnswer,
     RetryPolicy,
@@ -46,6 +45,7 @@ class AnthropicJudge(ModelJudge):
         model: str,
         fast_model: str,
         timeout_s: float,
+        extract_model: str | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
         unusable = None
@@ -58,6 +58,7 @@ class AnthropicJudge(ModelJudge):
             model=model,
             fast_model=fast_model,
             timeout_s=timeout_s,
+            extract_model=extract_model,
             retry=retry,
             secrets=[api_key],
             unusable=unusable,
@@ -74,7 +75,7 @@ class AnthropicJudge(ModelJudge):
     def _attempt(self, prompt: Prompt, model: str, timeout_s: float) -> RawAnswer:
         message: Any = self._client.messages.create(
             model=model,
-            max_tokens=ANSWER_MAX_TOKENS,
+            max_tokens=prompt.max_tokens,
             system=prompt.system,
             messages=[{"role": "user", "content": prompt.user}],
             tools=[

@@ -4,6 +4,7 @@ The pipeline hands a ``Judge`` one request — a pair of memories, or one memory
 for the portability question — and gets back exactly one of:
 
 - ``Judged`` / ``JudgedPortability``: a validated verdict and what it cost;
+- ``Extracted``: the statements an extraction request found in a transcript chunk;
 - ``Unjudged``: offer mode, no model was asked (the pair is parked ``unjudged``);
 - ``JudgeFailure``: no judgement — a timeout, an HTTP error, a refusal, an
   answer that broke the contract. The pipeline treats it as nothing: no
@@ -12,6 +13,11 @@ for the portability question — and gets back exactly one of:
 A request carries each memory's kind, age and verbatim content, and nothing
 else: never its scope or project (measured to make the judge worse), never
 its id or rank (deterministic rules belong to routing, not to the model).
+
+The capture stream asks the same port a third question, on its own model
+(``ZM_EXTRACT_MODEL``, else the fast model): an ``ExtractionRequest`` carries
+one transcript chunk and comes back ``Extracted`` — a list of self-contained
+statements — or as a failure, under the same fail-closed contract.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from enum import StrEnum
 from typing import ClassVar, Protocol, overload, runtime_checkable
 
 from zero_memory.domain.memory import Memory, age_days
+from zero_memory.judge.extraction import ExtractionAnswer
 from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, PortabilityVerdict
 
 
@@ -35,6 +42,7 @@ class Purpose(StrEnum):
     PORTABILITY = "portability"
     GATE = "gate"
     RETRO = "retro"
+    EXTRACT = "extract"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +76,15 @@ class PortabilityRequest:
     purpose: Purpose = Purpose.PORTABILITY
 
 
-JudgeRequest = PairRequest | PortabilityRequest
+@dataclass(frozen=True, slots=True)
+class ExtractionRequest:
+    """Which statements worth keeping does this transcript chunk hold? Answered by the extraction model."""
+
+    transcript: str
+    purpose: Purpose = Purpose.EXTRACT
+
+
+JudgeRequest = PairRequest | PortabilityRequest | ExtractionRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +129,13 @@ class JudgedPortability:
 
 
 @dataclass(frozen=True, slots=True)
+class Extracted:
+    answer: ExtractionAnswer
+    usage: Usage
+    outcome: ClassVar[str] = "judged"
+
+
+@dataclass(frozen=True, slots=True)
 class Unjudged:
     """Offer mode: no model was asked. The pair is parked with verdict ``unjudged``."""
 
@@ -135,7 +158,8 @@ class JudgeFailure:
 
 PairResult = Judged | Unjudged | JudgeFailure
 PortabilityResult = JudgedPortability | Unjudged | JudgeFailure
-JudgeResult = Judged | JudgedPortability | Unjudged | JudgeFailure
+ExtractionResult = Extracted | Unjudged | JudgeFailure
+JudgeResult = Judged | JudgedPortability | Extracted | Unjudged | JudgeFailure
 
 
 @runtime_checkable
@@ -162,13 +186,18 @@ class Judge(Protocol):
     def judge(self, request: PairRequest) -> PairResult: ...
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    @overload
+    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         """Ask once; never raises for anything the provider does."""
         ...
 
 
-def model_for(request: JudgeRequest, *, model: str, fast_model: str) -> str:
-    """The two paths: the fast model when a side is provisional, else the adjudication model."""
+def model_for(request: JudgeRequest, *, model: str, fast_model: str, extract_model: str | None = None) -> str:
+    """The paths: the fast model when a side is provisional, the extraction model (by default the fast
+    one) for a transcript chunk, else the adjudication model."""
+    if isinstance(request, ExtractionRequest):
+        return extract_model or fast_model
     if isinstance(request, PairRequest) and request.provisional:
         return fast_model
     return model

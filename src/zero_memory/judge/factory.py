@@ -49,6 +49,7 @@ def build_judge(settings: Settings, api_key: str | None = None, *, retry: RetryP
         base_url=settings.judge_base_url,
         model=settings.hygiene_model,
         fast_model=settings.hygiene_fast_model,
+        extract_model=settings.extract_model,
         timeout_s=settings.judge_timeout_s,
         retry=retry,
     )

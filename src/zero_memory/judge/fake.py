@@ -11,19 +11,24 @@
 
 An answer may be a verdict name or ``Verdict`` (confidence 1.0), a
 ``(verdict, confidence)`` pair, a ``HygieneVerdict``, a bool or a
-``PortabilityVerdict`` (for portability requests), a ``FailureKind`` (a
-failure with a fixed detail), or any finished result (``Judged``,
-``Unjudged``, ``JudgeFailure`` …) returned as is. Running out of answers is a
+``PortabilityVerdict`` (for portability requests), an ``ExtractionAnswer``
+or a list of statements as dicts (for extraction requests), a
+``FailureKind`` (a failure with a fixed detail), or any finished result
+(``Judged``, ``Extracted``, ``Unjudged``, ``JudgeFailure`` …) returned as is. Running out of answers is a
 mistake in the test and raises ``FakeJudgeExhausted``.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, overload
 
 from zero_memory.judge.base import (
+    Extracted,
+    ExtractionRequest,
+    ExtractionResult,
     FailureKind,
     Judged,
     JudgedPortability,
@@ -38,6 +43,7 @@ from zero_memory.judge.base import (
     Usage,
     model_for,
 )
+from zero_memory.judge.extraction import ExtractionAnswer
 from zero_memory.judge.verdict import HygieneVerdict, PortabilityVerdict, Verdict
 
 FakeAnswer = (
@@ -47,9 +53,12 @@ FakeAnswer = (
     | HygieneVerdict
     | bool
     | PortabilityVerdict
+    | ExtractionAnswer
+    | list[dict[str, Any]]
     | FailureKind
     | Judged
     | JudgedPortability
+    | Extracted
     | Unjudged
     | JudgeFailure
 )
@@ -75,6 +84,7 @@ class FakeJudge:
         default: FakeAnswer | None = None,
         model: str = "fake-strong",
         fast_model: str = "fake-fast",
+        extract_model: str | None = None,
         input_tokens: int = 100,
         output_tokens: int = 20,
     ) -> None:
@@ -83,6 +93,7 @@ class FakeJudge:
         self._default = default
         self.model = model
         self.fast_model = fast_model
+        self.extract_model = extract_model or fast_model
         self._tokens = (input_tokens, output_tokens)
         self.requests: list[JudgeRequest] = []
 
@@ -98,12 +109,14 @@ class FakeJudge:
         return len(self._queue)
 
     def model_for(self, request: JudgeRequest) -> str:
-        return model_for(request, model=self.model, fast_model=self.fast_model)
+        return model_for(request, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
 
     @overload
     def judge(self, request: PairRequest) -> PairResult: ...
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    @overload
+    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         self.requests.append(request)
         if self._queue:
@@ -118,16 +131,24 @@ class FakeJudge:
 
     def _result(self, request: JudgeRequest, answer: FakeAnswer) -> JudgeResult:
         usage = Usage(self.model_for(request), *self._tokens, latency_ms=0)
-        if isinstance(answer, Judged | JudgedPortability | Unjudged | JudgeFailure):
+        if isinstance(answer, Judged | JudgedPortability | Extracted | Unjudged | JudgeFailure):
             return answer
         if isinstance(answer, FailureKind):
             return JudgeFailure(answer, f"fake {answer} failure", usage)
+        if isinstance(request, ExtractionRequest):
+            if isinstance(answer, list):
+                answer = ExtractionAnswer.model_validate_json(json.dumps({"statements": answer}))
+            if not isinstance(answer, ExtractionAnswer):
+                raise TypeError(f"FakeJudge: {answer!r} does not answer an extraction request")
+            return Extracted(answer, usage)
         if isinstance(request, PortabilityRequest):
             if isinstance(answer, bool):
                 answer = PortabilityVerdict(portable=answer, confidence=1.0, rationale=FAKE_RATIONALE)
             if not isinstance(answer, PortabilityVerdict):
                 raise TypeError(f"FakeJudge: {answer!r} answers a pair, but the request is portability")
             return JudgedPortability(answer, usage)
+        if isinstance(answer, list | ExtractionAnswer):
+            raise TypeError(f"FakeJudge: {answer!r} answers an extraction request, not a pair")
         if isinstance(answer, tuple):
             verdict, confidence = answer
             answer = HygieneVerdict(verdict=Verdict(verdict), confidence=confidence, rationale=FAKE_RATIONALE)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import overload
 
 from zero_memory.judge.base import (
+    ExtractionRequest,
+    ExtractionResult,
     Judge,
     JudgeRequest,
     JudgeResult,
@@ -93,5 +95,7 @@ class AttributedJudge:
     def judge(self, request: PairRequest) -> PairResult: ...
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    @overload
+    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         return judge_and_record(self.inner, request, owner=self.owner, run_id=self.run_id, record=self._record)

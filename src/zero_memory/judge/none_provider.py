@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import overload
 
 from zero_memory.judge.base import (
+    ExtractionRequest,
+    ExtractionResult,
     JudgeRequest,
     JudgeResult,
     PairRequest,
@@ -37,5 +39,7 @@ class NoneJudge:
     def judge(self, request: PairRequest) -> PairResult: ...
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    @overload
+    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         return Unjudged()

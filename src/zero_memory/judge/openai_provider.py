@@ -48,6 +48,7 @@ class OpenAIJudge(ModelJudge):
         model: str,
         fast_model: str,
         timeout_s: float,
+        extract_model: str | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
         base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -61,6 +62,7 @@ class OpenAIJudge(ModelJudge):
             model=model,
             fast_model=fast_model,
             timeout_s=timeout_s,
+            extract_model=extract_model,
             retry=retry,
             secrets=[api_key],
             unusable=unusable,

@@ -21,7 +21,7 @@ from zero_memory import crypto, errors
 from zero_memory.clock import Clock
 from zero_memory.judge.base import FailureKind, Judge, JudgeFactory, JudgeFailure, JudgeRequest, Usage
 from zero_memory.judge.factory import build_judge
-from zero_memory.judge.ledger import AttributedJudge, LedgerEntry
+from zero_memory.judge.ledger import AttributedJudge, LedgerEntry, Recorder
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
 
@@ -38,6 +38,26 @@ def judge_for(factory: JudgeFactory, owner: str, run_id: str | None = None) -> J
         return factory(owner, run_id)
     except errors.ZMError as error:
         return UnavailableJudge(str(error))
+
+
+def ledger_recorder(store: Store, clock: Clock) -> Recorder:
+    """Writes one usage-ledger row per call: how ``OwnerJudges`` records; tests wrap a fake judge with it."""
+
+    def record(entry: LedgerEntry) -> None:
+        with store.tx(write=True) as tx:
+            tx.add_ledger(
+                owner=entry.owner,
+                model=entry.model,
+                purpose=entry.purpose,
+                input_tokens=entry.input_tokens,
+                output_tokens=entry.output_tokens,
+                latency_ms=entry.latency_ms,
+                outcome=entry.outcome,
+                run_id=entry.run_id,
+                at=clock(),
+            )
+
+    return record
 
 
 class UnavailableJudge:
@@ -73,6 +93,7 @@ class OwnerJudges:
         self._lock = threading.Lock()
         self._server: Judge | None = None
         self._own: dict[str, tuple[str, Judge]] = {}  # owner -> (the ciphertext it was built from, judge)
+        self._record = ledger_recorder(store, clock)
 
     def __repr__(self) -> str:
         return f"OwnerJudges(provider={self.settings.judge_provider!r}, owners_with_own_key={len(self._own)})"
@@ -100,17 +121,3 @@ class OwnerJudges:
         with self._lock:
             self._own[owner] = (ciphertext, judge)
         return judge
-
-    def _record(self, entry: LedgerEntry) -> None:
-        with self.store.tx(write=True) as tx:
-            tx.add_ledger(
-                owner=entry.owner,
-                model=entry.model,
-                purpose=entry.purpose,
-                input_tokens=entry.input_tokens,
-                output_tokens=entry.output_tokens,
-                latency_ms=entry.latency_ms,
-                outcome=entry.outcome,
-                run_id=entry.run_id,
-                at=self.clock(),
-            )

@@ -1,11 +1,14 @@
 """The messages a provider sends: a system prompt and one user message.
 
-The instructions live in ``hygiene_prompt.txt`` and ``portability_prompt.txt``
-beside this module, so they can be read and reviewed as prose. The user
+The instructions live in ``hygiene_prompt.txt``, ``portability_prompt.txt``
+and ``extraction_prompt.txt`` beside this module, so they can be read and
+reviewed as prose. The user
 message presents each memory as "Memory A" / "Memory B" with its kind, its age
 and its content verbatim — and nothing else: no scope, no project, no id, no
 rank. Which pair is worth judging and what a verdict leads to are decided by
-deterministic code before and after the call, never by the prompt.
+deterministic code before and after the call, never by the prompt. An
+extraction request presents its transcript chunk verbatim between tags, as
+data: the instructions tell the model never to follow what it says.
 """
 
 from __future__ import annotations
@@ -15,13 +18,17 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from zero_memory.judge.base import JudgedMemory, JudgeRequest, PairRequest
+from zero_memory.judge.base import ExtractionRequest, JudgedMemory, JudgeRequest, PairRequest
+from zero_memory.judge.extraction import EXTRACTION_SCHEMA, EXTRACTION_SCHEMA_NAME
 from zero_memory.judge.verdict import (
     HYGIENE_SCHEMA,
     HYGIENE_SCHEMA_NAME,
     PORTABILITY_SCHEMA,
     PORTABILITY_SCHEMA_NAME,
 )
+
+ANSWER_MAX_TOKENS = 1_024
+"""Room for a paragraph of rationale; a verdict needs far less."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +40,8 @@ class Prompt:
     schema_name: str
     schema: dict[str, Any]
     description: str
+    max_tokens: int = ANSWER_MAX_TOKENS
+    """Room for the answer, for providers that need a cap."""
 
 
 @cache
@@ -40,7 +49,20 @@ def _instructions(name: str) -> str:
     return resources.files("zero_memory.judge").joinpath(name).read_text(encoding="utf-8").strip()
 
 
+EXTRACTION_MAX_TOKENS = 8_192
+"""Twenty statements of up to 1,500 characters each, with room to spare."""
+
+
 def build_prompt(request: JudgeRequest) -> Prompt:
+    if isinstance(request, ExtractionRequest):
+        return Prompt(
+            system=_instructions("extraction_prompt.txt"),
+            user=extraction_message(request.transcript),
+            schema_name=EXTRACTION_SCHEMA_NAME,
+            schema=EXTRACTION_SCHEMA,
+            description="Record the statements worth keeping from the conversation excerpt.",
+            max_tokens=EXTRACTION_MAX_TOKENS,
+        )
     if isinstance(request, PairRequest):
         return Prompt(
             system=_instructions("hygiene_prompt.txt"),
@@ -70,6 +92,13 @@ def pair_message(a: JudgedMemory, b: JudgedMemory) -> str:
 
 def portability_message(memory: JudgedMemory) -> str:
     return "\n\n".join([_memory_block("Memory", memory), "Is this memory portable?"])
+
+
+def extraction_message(transcript: str) -> str:
+    return (
+        f"<transcript>\n{transcript}\n</transcript>\n\n"
+        "Which statements from this excerpt are worth keeping for later sessions?"
+    )
 
 
 def _memory_block(title: str, memory: JudgedMemory) -> str:

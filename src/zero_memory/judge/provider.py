@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from zero_memory.judge.base import (
+    Extracted,
+    ExtractionRequest,
+    ExtractionResult,
     FailureKind,
     Judged,
     JudgedPortability,
@@ -37,12 +40,11 @@ from zero_memory.judge.base import (
     Usage,
     model_for,
 )
+from zero_memory.judge.extraction import parse_extraction
 from zero_memory.judge.prompt import Prompt, build_prompt
 from zero_memory.judge.verdict import InvalidAnswer, MalformedAnswer, parse_hygiene, parse_portability
 
 MAX_DETAIL_CHARS = 300
-ANSWER_MAX_TOKENS = 1_024
-"""Room for a paragraph of rationale; a verdict needs far less."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,7 @@ class ModelJudge:
         model: str,
         fast_model: str,
         timeout_s: float,
+        extract_model: str | None = None,
         retry: RetryPolicy | None = None,
         secrets: Iterable[str | None] = (),
         unusable: str | None = None,
@@ -102,6 +105,7 @@ class ModelJudge:
     ) -> None:
         self.model = model
         self.fast_model = fast_model
+        self.extract_model = extract_model or fast_model
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self._secrets = tuple(s for s in secrets if s)
@@ -112,12 +116,14 @@ class ModelJudge:
         return f"{type(self).__name__}(model={self.model!r}, fast_model={self.fast_model!r})"
 
     def model_for(self, request: JudgeRequest) -> str:
-        return model_for(request, model=self.model, fast_model=self.fast_model)
+        return model_for(request, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
 
     @overload
     def judge(self, request: PairRequest) -> PairResult: ...
     @overload
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
+    @overload
+    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         model = self.model_for(request)
         if self._unusable is not None:
@@ -176,6 +182,8 @@ class ModelJudge:
         try:
             if isinstance(request, PairRequest):
                 return Judged(parse_hygiene(answer.content), usage)
+            if isinstance(request, ExtractionRequest):
+                return Extracted(parse_extraction(answer.content), usage)
             return JudgedPortability(parse_portability(answer.content), usage)
         except MalformedAnswer as exc:
             cut = " (the reply was cut off at the token limit)" if answer.truncated else ""

@@ -70,7 +70,7 @@ class PortabilityVerdict(_Answer):
     confidence: float = Field(ge=0.0, le=1.0, description="Probability that the answer is right, 0 to 1.")
 
 
-_M = TypeVar("_M", bound=_Answer)
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class InvalidAnswer(ValueError):
@@ -83,14 +83,15 @@ class MalformedAnswer(ValueError):
 
 def parse_hygiene(answer: str | dict[str, Any]) -> HygieneVerdict:
     """A validated verdict from a provider's raw answer, or ``MalformedAnswer``/``InvalidAnswer``."""
-    return _parse(HygieneVerdict, answer)
+    return parse_answer(HygieneVerdict, answer)
 
 
 def parse_portability(answer: str | dict[str, Any]) -> PortabilityVerdict:
-    return _parse(PortabilityVerdict, answer)
+    return parse_answer(PortabilityVerdict, answer)
 
 
-def _parse(model: type[_M], answer: str | dict[str, Any]) -> _M:
+def parse_answer(model: type[_M], answer: str | dict[str, Any]) -> _M:
+    """``answer`` validated as ``model`` under the strict rules above, or ``MalformedAnswer``/``InvalidAnswer``."""
     # Validating JSON text (not Python objects) keeps one set of strict rules
     # for both transports: enum values are matched exactly, numbers stay numbers.
     if isinstance(answer, dict):
@@ -121,7 +122,7 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(clauses)
 
 
-def response_schema(model: type[_Answer]) -> dict[str, Any]:
+def response_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema sent to providers: self-contained, no titles, closed objects.
 
     Derived from the pydantic model so the two cannot drift; ``$ref``s are

@@ -75,7 +75,9 @@ class RememberArgs(ToolArgs):
         "harvests): stored at rank 0, below what agents and people state.",
     )
     source: SourceSpec | None = Field(
-        default=None, description="Pointers, never content: thread, client_session_id, imported_from, client."
+        default=None,
+        description="Pointers, never content: thread, client_session_id, imported_from, client, "
+        "conversation_id, chunk_hash.",
     )
 
 

@@ -31,6 +31,8 @@ class SourceSpec(Strict):
     client_session_id: str | None = Field(default=None, max_length=500)
     imported_from: str | None = Field(default=None, max_length=1000)
     client: str | None = Field(default=None, max_length=200)
+    conversation_id: str | None = Field(default=None, max_length=500)
+    chunk_hash: str | None = Field(default=None, max_length=100)
 
 
 class SessionInfo(BaseModel):

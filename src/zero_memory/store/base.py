@@ -20,6 +20,7 @@ from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.domain.records import (
     AuditEntry,
     Channel,
+    ChunkStatus,
     Dispute,
     DisputeStatus,
     Link,
@@ -71,6 +72,35 @@ class PortabilityCandidate:
     run_id: str | None = None
     resolved_at: datetime | None = None
     resolved_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureChunk:
+    """A transcript chunk staged for extraction (``capture_chunks``); ``transcript`` is None once it is not needed."""
+
+    id: str
+    owner: str
+    chunk_hash: str
+    conversation_id: str
+    client: str
+    scope: str
+    transcript: str | None
+    chars: int
+    status: ChunkStatus
+    next_attempt_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    lease_until: datetime | None = None
+    last_error: str | None = None
+    statements: int = 0
+    created: int = 0
+    yielded: int = 0
+    absorbed: int = 0
+    refused: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finished_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +285,37 @@ class Tx(Protocol):
 
         Surfacings without a session are not counted: they cannot be told apart.
         """
+        ...
+
+    # the capture stream: staged chunks and daily allowances
+    def add_chunk(self, chunk: CaptureChunk) -> bool:
+        """Stage a chunk; False when the owner staged one with the same hash before."""
+        ...
+
+    def get_chunk(self, chunk_id: str) -> CaptureChunk | None: ...
+    def chunk_by_hash(self, owner: str, chunk_hash: str) -> CaptureChunk | None: ...
+    def rearm_chunk(self, chunk_id: str, transcript: str, scope: str, at: datetime) -> bool:
+        """Put a given-up chunk back in line with its text; False unless it was given up."""
+        ...
+
+    def claim_chunk(self, chunk_id: str, *, at: datetime, lease_until: datetime) -> CaptureChunk | None:
+        """Take a due chunk (pending and due, or extracting with an expired lease) for one extraction."""
+        ...
+
+    def due_chunks(self, *, at: datetime, owner: str | None = None, limit: int = 50) -> list[str]: ...
+    def count_waiting_chunks(self, owner: str) -> int: ...
+    def update_chunk(self, chunk_id: str, at: datetime, **fields: Any) -> None:
+        """Set the given columns (status, attempts, counts, tokens, errors, …) of a chunk."""
+        ...
+
+    def list_chunks(
+        self, *, owner: str, since: datetime | None = None, status: ChunkStatus | None = None, limit: int = 100
+    ) -> list[CaptureChunk]: ...
+    def get_capture_budget(self, user_id: str) -> int | None: ...
+    def set_capture_budget(self, user_id: str, daily_tokens: int, at: datetime) -> None: ...
+    def clear_capture_budget(self, user_id: str) -> bool: ...
+    def ledger_tokens(self, *, owner: str, purpose: str, since: datetime) -> int:
+        """Input plus output tokens of the owner's ledger rows of one purpose since ``since``."""
         ...
 
     # whole-table copies (zm db copy): ``table`` is one of sql.COPY_TABLES, nothing else

@@ -10,6 +10,7 @@ literal percent sign.
 from __future__ import annotations
 
 from zero_memory.store.queries.accounts import AccountQueries
+from zero_memory.store.queries.capture import CaptureQueries
 from zero_memory.store.queries.copying import CopyQueries
 from zero_memory.store.queries.history import HistoryQueries
 from zero_memory.store.queries.memories import MemoryQueries
@@ -21,5 +22,5 @@ from zero_memory.store.tables import COPY_TABLES
 __all__ = ["COPY_TABLES", "MEMORY_COLUMNS", "SqlTx", "marks", "memory_from_row"]
 
 
-class SqlTx(AccountQueries, MemoryQueries, HistoryQueries, ReviewQueries, RunQueries, CopyQueries):
+class SqlTx(AccountQueries, MemoryQueries, HistoryQueries, ReviewQueries, RunQueries, CaptureQueries, CopyQueries):
     """Everything both stores do with the same SQL. Adapters supply the hooks of ``SqlBase``."""

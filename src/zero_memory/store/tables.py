@@ -64,6 +64,14 @@ COPY_TABLES: dict[str, CopiedTable] = {
             "id, memory_id, owner, status, confidence, rationale, model, original_scope, run_id, created_at, "
             "resolved_at, resolved_by",
         ),
+        _table(
+            "capture_chunks",
+            "id",
+            "id, owner, chunk_hash, conversation_id, client, scope, transcript, chars, status, attempts, "
+            "next_attempt_at, lease_until, last_error, statements, created, yielded, absorbed, refused, "
+            "input_tokens, output_tokens, created_at, updated_at, finished_at",
+        ),
+        _table("capture_budgets", "user_id", "user_id, daily_tokens, updated_at"),
     )
 }
 

@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from zero_memory import __version__
 from zero_memory.app import App
+from zero_memory.capture.worker import CaptureWorker
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import Scheduler
 from zero_memory.mcp.http import BearerAuth, transport_security
@@ -58,11 +59,15 @@ def create_app(
         if app.settings.scan_interval_hours:
             scheduler = Scheduler(app, app.settings.scan_interval_hours)
             scheduler.start()
+        # Retries of extractions that failed, and chunks a stopped process left behind.
+        worker = CaptureWorker(app)
+        worker.start()
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
         try:
             async with server.session_manager.run():
                 yield
         finally:
+            worker.stop()
             if scheduler is not None:
                 scheduler.stop()
 

@@ -16,7 +16,7 @@ from html import escape
 
 from markupsafe import Markup
 
-from zero_memory.web.insights import AUTO_VERDICTS, DISMISSAL_KINDS, QUEUE_VERDICTS, Column, Insights
+from zero_memory.web.insights import AUTO_VERDICTS, CAPTURE_OUTCOMES, DISMISSAL_KINDS, QUEUE_VERDICTS, Column, Insights
 
 PALETTE = {
     "duplicate": "#5b8db8",
@@ -31,6 +31,10 @@ PALETTE = {
     "rejudge": "#b783a8",
     "declared": "#4f9d82",
     "plain": "#c4c8ce",
+    "created": "#4f9d82",
+    "yielded": "#5b8db8",
+    "absorbed": "#b9bec5",
+    "refused": "#c85a64",
 }
 FALLBACK = ("#7d9bb5", "#c49a6c", "#8fb39a", "#b58fa8", "#a8a67a")
 WIDTH = 560
@@ -207,4 +211,11 @@ def insight_charts(data: Insights) -> dict[str, Markup]:
             weeks, ("declared", "plain"), height=120, title="Writes per week, declared supersede or not"
         ),
         "supersede_legend": legend(present(weeks, ("declared", "plain"))),
+        "capture": stacked_columns(
+            data.capture.days,
+            CAPTURE_OUTCOMES,
+            label_every=7,
+            title=f"Statements extracted from conversations per day, last {days} days, by outcome",
+        ),
+        "capture_legend": legend(present(data.capture.days, CAPTURE_OUTCOMES)),
     }

@@ -2,7 +2,8 @@
 
 Every figure is about the signed-in user's own memories and writes: queue rows
 raised and dismissed on memories they own, automatic actions of their runs,
-judge tokens their ledger rows record, and their ``remember`` calls.
+judge tokens their ledger rows record, their ``remember`` calls, and the
+chunks of conversation they sent to capture.
 """
 
 from __future__ import annotations
@@ -15,13 +16,19 @@ from typing import Any
 
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.records import AuditEntry, Run
+from zero_memory.capture import budget
+from zero_memory.capture.models import BudgetStatus
+from zero_memory.domain.records import AuditEntry, ChunkStatus, Run
+from zero_memory.judge.base import Purpose
+from zero_memory.store.base import CaptureChunk
 
 WINDOW_DAYS = 30
 RUNS_SHOWN = 20
 QUEUE_VERDICTS = ("duplicate", "supersedes", "contradiction", "unjudged", "challenged", "stale_suspect", "outdated")
 AUTO_VERDICTS = ("duplicate", "supersedes", "other")
 DISMISSAL_KINDS = ("stale", "rejudge")
+CAPTURE_OUTCOMES = ("created", "yielded", "absorbed", "refused")
+CHUNKS_READ = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,22 @@ class Share:
 
 
 @dataclass(frozen=True, slots=True)
+class Capture:
+    """What extraction made of the chunks sent in the window, and what it cost."""
+
+    days: list[Column]
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    chunks: Mapping[str, int]
+    allowance: BudgetStatus | None = None
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return totals(self.days, CAPTURE_OUTCOMES)
+
+
+@dataclass(frozen=True, slots=True)
 class Insights:
     days: int
     inflow: list[Column]
@@ -70,6 +93,7 @@ class Insights:
     dismissals: list[Column]
     tokens: list[TokenTotal]
     supersede: Share
+    capture: Capture = field(default_factory=lambda: Capture([], 0, 0, 0, {}))
 
     @property
     def inflow_totals(self) -> dict[str, int]:
@@ -177,6 +201,46 @@ def supersede_share(events: Iterable[Mapping[str, Any]], *, start: date, days: i
     return Share(declared, total, [Column(f"wk {day_label(w)}", dict(per_week[w])) for w in weeks])
 
 
+def captures_by_day(chunks: Iterable[CaptureChunk], *, start: date, days: int) -> list[Column]:
+    """Per day a chunk's extraction finished: the statements written, yielded, absorbed and refused."""
+    counts: dict[date, Counter[str]] = defaultdict(Counter)
+    for chunk in chunks:
+        if chunk.status is not ChunkStatus.DONE or chunk.finished_at is None:
+            continue
+        day = counts[day_of(chunk.finished_at)]
+        for outcome in CAPTURE_OUTCOMES:
+            day[outcome] += getattr(chunk, outcome)
+    return [Column(day_label(d), {k: v for k, v in counts.get(d, Counter()).items() if v}) for d in window(start, days)]
+
+
+def capture_of(
+    chunks: Sequence[CaptureChunk],
+    ledger: Iterable[Mapping[str, Any]],
+    *,
+    start: date,
+    days: int,
+    allowance: BudgetStatus | None = None,
+) -> Capture:
+    """The capture figures of a window: outcomes per day, extraction calls and tokens, chunks by state."""
+    since = datetime.combine(start, time.min, UTC)
+    calls = tokens_in = tokens_out = 0
+    for row in ledger:
+        if row["purpose"] != Purpose.EXTRACT.value or day_of(row["at"]) < since.date():
+            continue
+        calls += 1
+        tokens_in += int(row["input_tokens"] or 0)
+        tokens_out += int(row["output_tokens"] or 0)
+    states = Counter(chunk.status.value for chunk in chunks)
+    return Capture(
+        days=captures_by_day(chunks, start=start, days=days),
+        calls=calls,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        chunks={status.value: states[status.value] for status in ChunkStatus if states[status.value]},
+        allowance=allowance,
+    )
+
+
 def totals(columns: Iterable[Column], categories: Sequence[str]) -> dict[str, int]:
     """Sums per category, in the given order, then any others; zeros left out."""
     summed: Counter[str] = Counter()
@@ -203,6 +267,8 @@ def insights_for(app: App, caller: Caller, *, days: int = WINDOW_DAYS) -> Insigh
         auto = [e for e in tx.audit_actions("hygiene.auto_resolve", since=first) if e.owner == uid and e.run_id in ids]
         ledger = tx.ledger(owner=uid)
         writes = [r for r in tx.usage_events(tool="remember", since=since) if r["user_id"] == uid]
+        chunks = tx.list_chunks(owner=uid, since=since, limit=CHUNKS_READ)
+    allowance = budget.status(app, uid, app.clock())
     return Insights(
         days=days,
         inflow=inflow_by_day(raised, start=start, days=days),
@@ -210,4 +276,5 @@ def insights_for(app: App, caller: Caller, *, days: int = WINDOW_DAYS) -> Insigh
         dismissals=dismissals_by_day(dismissed, start=start, days=days),
         tokens=tokens_by_owner_and_purpose(ledger),
         supersede=supersede_share(writes, start=start, days=days),
+        capture=capture_of(chunks, ledger, start=start, days=days, allowance=allowance),
     )

@@ -1,0 +1,146 @@
+"""Client hooks: send the new part of a session to ingestion, once, and keep trying after a failure.
+
+``zm hook claude-code`` reads Claude Code's hook JSON on stdin (``session_id``,
+``transcript_path``, ``cwd``) and sends the transcript lines written since the
+last run. ``zm hook codex`` is Codex's ``notify`` program: it gets one finished
+turn as JSON and sends it. Each session keeps a small state file under
+``$ZM_HOME/hooks/``: for Claude Code the byte offset of the transcript read so
+far (only complete lines count), for Codex the turns sent and those still to
+send. The state moves on only after ingestion accepted the text, so a failed
+send is sent again on the next turn; and since ingestion is idempotent per
+chunk, a state file that was lost sends nothing twice that was not already
+recognised.
+
+A turn holding a credential is left out here (and counted), so the rest of
+the session's words still reach extraction; the server's guard would refuse
+the whole chunk otherwise.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.app import App
+from zero_memory.capture.ingest import ingest_text
+from zero_memory.capture.models import HookReport
+from zero_memory.capture.transcripts import Turn, claude_code_turns, codex_turns, render
+from zero_memory.memory.guard import find_secret
+
+CLAUDE_CODE = "claude-code"
+CODEX = "codex"
+SENT_TURNS_KEPT = 500
+"""Codex turn ids remembered per session, to recognise a notification delivered twice."""
+
+
+def state_dir(app: App) -> Path:
+    return Path(app.settings.home) / "hooks"
+
+
+def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
+    """Send what the session's transcript gained since the last run."""
+    session = _text(payload, "session_id")
+    transcript = Path(_text(payload, "transcript_path")).expanduser()
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    if not transcript.is_file():
+        raise errors.not_found(f"transcript file {transcript}")
+    with _state(states, CLAUDE_CODE, session) as state:
+        offset = int(state.get("offset", 0)) if state.get("transcript") == str(transcript) else 0
+        with transcript.open("rb") as handle:
+            if handle.seek(0, os.SEEK_END) < offset:
+                offset = 0  # the file was replaced by a shorter one: read it from the start
+            handle.seek(offset)
+            data = handle.read()
+        complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next run
+        turns = claude_code_turns(complete.decode("utf-8", errors="replace").splitlines())
+        report = _send(app, caller, turns, session=session, client=CLAUDE_CODE, project_hint=cwd)
+        state.update(transcript=str(transcript), offset=offset + len(complete))
+        return report.model_copy(update={"offset": offset + len(complete)})
+
+
+def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
+    """Send one finished Codex turn, with any earlier turn whose send failed."""
+    if payload.get("type") != "agent-turn-complete":
+        raise errors.validation(f"type: expected agent-turn-complete, got {str(payload.get('type'))[:40]!r}")
+    session = _text(payload, "thread-id")
+    turn_id = _text(payload, "turn-id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    with _state(states, CODEX, session) as state:
+        sent: list[str] = list(state.get("sent", []))
+        pending: list[dict[str, Any]] = list(state.get("pending", []))
+        if turn_id not in sent and all(p["turn"] != turn_id for p in pending):
+            pending.append({"turn": turn_id, "turns": [[t.role, t.text] for t in codex_turns(payload)]})
+            state["pending"] = pending
+        turns = [Turn(role, text) for p in pending for role, text in p["turns"]]
+        # Saved before sending: a failed send leaves this turn pending for the next one.
+        _save(states, CODEX, session, state)
+        report = _send(app, caller, turns, session=session, client=CODEX, project_hint=cwd)
+        state.update(sent=[*sent, *(p["turn"] for p in pending)][-SENT_TURNS_KEPT:], pending=[])
+        return report
+
+
+def _send(
+    app: App, caller: Caller, turns: list[Turn], *, session: str, client: str, project_hint: str | None
+) -> HookReport:
+    kept = [turn for turn in turns if find_secret(turn.text) is None]
+    text = render(kept)
+    chunks = []
+    if text.strip():
+        chunks = ingest_text(app, caller, text, conversation_id=session, client=client, project_hint=project_hint)
+    return HookReport(
+        client=client,
+        session=session,
+        turns=len(kept),
+        withheld_turns=len(turns) - len(kept),
+        chars=len(text),
+        chunks=chunks,
+    )
+
+
+def _text(payload: Mapping[str, Any], name: str) -> str:
+    value = payload.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise errors.validation(f"{name}: the hook input has no {name}")
+    return value
+
+
+def _path(states: Path, client: str, session: str) -> Path:
+    # A hash, not the id itself: a session id is the client's text and must not become a path.
+    name = hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+    return states / client / f"{name}.json"
+
+
+@contextmanager
+def _state(states: Path, client: str, session: str) -> Iterator[dict[str, Any]]:
+    """The session's state, locked against another hook run of the same session; saved when the body succeeds."""
+    path = _path(states, client, session)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        except ValueError:
+            state = {}  # a damaged state file: start over; ingestion recognises chunks it already has
+        state["session"] = session
+        yield state
+        _save(states, client, session, state)
+    finally:
+        os.close(lock)
+
+
+def _save(states: Path, client: str, session: str, state: dict[str, Any]) -> None:
+    path = _path(states, client, session)
+    partial = path.with_suffix(".tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+    os.replace(partial, path)

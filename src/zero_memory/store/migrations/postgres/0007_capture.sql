@@ -1,0 +1,38 @@
+-- The capture stream: transcript chunks staged for extraction, and each owner's daily token allowance.
+-- A chunk's text is held only while extraction needs it: it is cleared when the chunk is done or
+-- given up. The row stays, so the same chunk sent again is recognised (one row per owner and hash).
+
+CREATE TABLE capture_chunks (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    owner TEXT COLLATE "C" NOT NULL,
+    chunk_hash TEXT COLLATE "C" NOT NULL,
+    conversation_id TEXT COLLATE "C" NOT NULL,
+    client TEXT COLLATE "C" NOT NULL,
+    scope TEXT COLLATE "C" NOT NULL,
+    transcript TEXT COLLATE "C",
+    chars INTEGER NOT NULL,
+    status TEXT COLLATE "C" NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT COLLATE "C" NOT NULL,
+    lease_until TEXT COLLATE "C",
+    last_error TEXT COLLATE "C",
+    statements INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL DEFAULT 0,
+    yielded INTEGER NOT NULL DEFAULT 0,
+    absorbed INTEGER NOT NULL DEFAULT 0,
+    refused INTEGER NOT NULL DEFAULT 0,
+    input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    created_at TEXT COLLATE "C" NOT NULL,
+    updated_at TEXT COLLATE "C" NOT NULL,
+    finished_at TEXT COLLATE "C",
+    UNIQUE (owner, chunk_hash)
+);
+CREATE INDEX capture_chunks_due ON capture_chunks(status, next_attempt_at);
+CREATE INDEX capture_chunks_owner ON capture_chunks(owner, created_at);
+
+CREATE TABLE capture_budgets (
+    user_id TEXT COLLATE "C" PRIMARY KEY REFERENCES users(id),
+    daily_tokens BIGINT NOT NULL,
+    updated_at TEXT COLLATE "C" NOT NULL
+);
