@@ -167,3 +167,23 @@ def test_codex_turns_are_sent_once_and_a_failed_one_goes_with_the_next(capture: 
     assert sent(capture)[-1] == "user: Add a test.\n\nassistant: Added.\n\nuser: Run it.\n\nassistant: It passes.\n\n"
     assert len(sent(capture)) == 2
     assert report.chunks[0].scope.endswith(".example")
+
+
+def test_a_long_new_part_is_read_over_several_runs_and_a_giant_entry_is_stepped_over(
+    capture: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hooks, "MAX_READ_BYTES", 300)
+    transcript = tmp_path / "session.jsonl"
+    lines = [line("user", f"Question number {n} about the api?") for n in range(4)]
+    giant = line("assistant", "x" * 700)
+    transcript.write_text("".join(lines[:2]) + giant + "".join(lines[2:]), encoding="utf-8")
+    capture.model.enqueue(*[[]] * 10)
+    size = transcript.stat().st_size
+    offsets = []
+    while not offsets or offsets[-1] < size:
+        offsets.append(run_claude(capture, transcript, tmp_path / "hooks").offset or 0)
+        assert len(offsets) < 20, offsets
+    assert all(b - a <= 300 for a, b in zip([0, *offsets], offsets, strict=False))
+    said = "".join(sent(capture))
+    assert [said.count(f"Question number {n} ") for n in range(4)] == [1, 1, 1, 1]
+    assert "xxxx" not in said

@@ -68,6 +68,14 @@ def test_a_chunk_holding_a_credential_is_refused_whole_and_never_stored_or_sent(
         assert tx.audit_actions("capture.ingest") == []
 
 
+def test_a_chunk_may_be_longer_than_a_memory_but_not_longer_than_the_chunk_limit(capture: Capture) -> None:
+    long = "user: " + "the api deploys with make ship. " * 1_000  # 32,006 characters, twice a memory's limit
+    capture.model.enqueue([])
+    assert capture.send(long).status == "accepted"
+    with pytest.raises(errors.ZMError, match=r"^validation_failed: transcript_chunk: 48001 characters"):
+        capture.send("x" * 48_001)
+
+
 def test_a_wrong_chunk_hash_is_refused(capture: Capture) -> None:
     with pytest.raises(errors.ZMError, match=r"^validation_failed: chunk_hash: is not the SHA-256"):
         capture.send(CHUNK, chunk_hash=chunk_hash(CHUNK + " "))

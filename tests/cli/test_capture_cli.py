@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import ZmResult
+from tests.cli.harness import Result, Zm
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 
 SAMPLE = Path(__file__).parents[1] / "capture" / "data" / "claude_transcript.jsonl"
 SESSION = "8f1c2a4e-5b6d-4e7f-9a0b-1c2d3e4f5a6b"
-Zm = Callable[..., ZmResult]
+Run = Callable[..., Result]
 
 
 def extraction(request: RecordedRequest) -> Reply:
@@ -35,7 +35,7 @@ def model() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture
-def run(zm: Zm, model: FakeOpenAIServer) -> Zm:
+def run(zm: Zm, model: FakeOpenAIServer) -> Run:
     env = {
         "ZM_JUDGE_PROVIDER": "openai",
         "ZM_JUDGE_BASE_URL": model.base_url,
@@ -44,8 +44,8 @@ def run(zm: Zm, model: FakeOpenAIServer) -> Zm:
         "ZM_JUDGE_TIMEOUT_S": "10",
     }
 
-    def call(*args: str, stdin: str | None = None, extra: dict[str, str] | None = None) -> ZmResult:
-        return zm(*args, env={**env, **(extra or {})}, stdin=stdin)
+    def call(*args: str, stdin: str | None = None, extra: dict[str, str] | None = None, binary: bool = False) -> Result:
+        return zm(*args, env={**env, **(extra or {})}, input=stdin, binary=binary)
 
     return call
 
@@ -55,19 +55,19 @@ def sent(model: FakeOpenAIServer) -> list[str]:
 
 
 def test_zm_ingest_stages_a_file_extracts_it_and_reports_what_it_made(
-    run: Zm, model: FakeOpenAIServer, tmp_path: Path
+    run: Run, model: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     talk = tmp_path / "talk.txt"
     talk.write_text("user: how do we deploy?\n\nassistant: make ship, from the root.\n", encoding="utf-8")
     project = str(tmp_path / "api")
     first = run("ingest", str(talk), "--project", project)
-    assert first.code == 0, first.err
-    assert first.out.splitlines()[0].startswith("accepted chk_")
-    assert "done: 1 statement(s), 1 created, 0 yielded, 0 absorbed, 0 refused" in first.out
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout.splitlines()[0].startswith("accepted chk_")
+    assert "done: 1 statement(s), 1 created, 0 yielded, 0 absorbed, 0 refused" in first.stdout
     assert len(model.requests) == 1 and model.last_request.body["model"] == "extractor"
 
     again = run("ingest", str(talk), "--project", project, "--json")
-    assert again.code == 0, again.err
+    assert again.exit_code == 0, again.stderr
     answer = again.json()
     assert [c["status"] for c in answer["chunks"]] == ["duplicate"]
     assert answer["extraction"][0]["status"] == "done" and answer["extraction"][0]["created"] == 1
@@ -79,20 +79,20 @@ def test_zm_ingest_stages_a_file_extracts_it_and_reports_what_it_made(
     assert [h["rank"] for h in recalled["hits"]] == [0]
 
 
-def test_zm_ingest_from_stdin_needs_a_conversation_id(run: Zm, model: FakeOpenAIServer) -> None:
+def test_zm_ingest_from_stdin_needs_a_conversation_id(run: Run, model: FakeOpenAIServer) -> None:
     refused = run("ingest", "-", "--project", "api", stdin="user: hello\n")
-    assert refused.code == 1 and refused.err.startswith("validation_failed: --conversation")
+    assert refused.exit_code == 1 and refused.stderr.startswith("validation_failed: --conversation")
     ok = run("ingest", "-", "--project", "api", "--conversation", "c-1", stdin="user: hello\n")
-    assert ok.code == 0, ok.err
+    assert ok.exit_code == 0, ok.stderr
     assert sent(model) and "user: hello" in sent(model)[0]
 
 
-def test_zm_ingest_refuses_a_credential_and_sends_nothing(run: Zm, model: FakeOpenAIServer) -> None:
+def test_zm_ingest_refuses_a_credential_and_sends_nothing(run: Run, model: FakeOpenAIServer) -> None:
     key = "sk-ant-api03-" + "A" * 40
     refused = run("ingest", "-", "--project", "api", "--conversation", "c", stdin=f"user: my key is {key}\n")
-    assert refused.code == 1
-    assert refused.err.startswith("validation_failed: secret_content_rejected: transcript anthropic_key")
-    assert key not in refused.err and model.requests == []
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith("validation_failed: secret_content_rejected: transcript anthropic_key")
+    assert key not in refused.stderr and model.requests == []
 
 
 def claude_hook_input(transcript: Path, cwd: Path) -> str:
@@ -109,41 +109,42 @@ def claude_hook_input(transcript: Path, cwd: Path) -> str:
 
 
 def test_the_claude_code_hook_sends_only_new_lines_once_and_survives_a_failed_send(
-    run: Zm, model: FakeOpenAIServer, tmp_path: Path
+    run: Run, model: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     transcript = tmp_path / "session.jsonl"
     shutil.copy(SAMPLE, transcript)
     hook = claude_hook_input(transcript, tmp_path / "api")
 
-    first = run("hook", "claude-code", stdin=hook)
-    assert first.code == 0, first.err
-    assert "sent 5 turn(s)" in first.err and first.out == ""
+    # The real binary, as Claude Code runs it: the hook JSON on its stdin.
+    first = run("hook", "claude-code", stdin=hook, binary=True)
+    assert first.exit_code == 0, first.stderr
+    assert "sent 5 turn(s)" in first.stderr and first.stdout == ""
     [text] = sent(model)
     assert text.count("user: ") == 2 and text.count("assistant: ") == 3
     assert "TOOL_OUTPUT_BODY" not in text and "read the Makefile first" not in text
 
     nothing = run("hook", "claude-code", stdin=hook)
-    assert nothing.code == 0 and "sent 0 turn(s)" in nothing.err
+    assert nothing.exit_code == 0 and "sent 0 turn(s)" in nothing.stderr
     assert len(model.requests) == 1
 
     with transcript.open("a", encoding="utf-8") as handle:
         message = {"role": "user", "content": [{"type": "text", "text": "The api's health check is /healthz."}]}
         handle.write(json.dumps({"type": "user", "message": message}) + "\n")
-    assert run("user", "budget", "set", "0").code == 0
-    failed = run("hook", "claude-code", stdin=hook)
-    assert failed.code == 1 and failed.err.startswith("unavailable: budget_exhausted:")
+    assert run("user", "budget", "set", "0").exit_code == 0
+    failed = run("hook", "claude-code", stdin=hook, binary=True)
+    assert failed.exit_code == 1 and failed.stderr.startswith("unavailable: budget_exhausted:")
     assert len(model.requests) == 1
 
-    assert run("user", "budget", "clear").code == 0
+    assert run("user", "budget", "clear").exit_code == 0
     retried = run("hook", "claude-code", "--json", stdin=hook)
-    assert retried.code == 0, retried.err
+    assert retried.exit_code == 0, retried.stderr
     report = retried.json()
     assert report["turns"] == 1 and report["offset"] == transcript.stat().st_size
     assert sent(model)[-1].count("user: The api's health check is /healthz.") == 1
     assert len(model.requests) == 2
 
 
-def test_the_codex_notify_program_sends_each_turn_once(run: Zm, model: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_the_codex_notify_program_sends_each_turn_once(run: Run, model: FakeOpenAIServer, tmp_path: Path) -> None:
     notification = json.dumps(
         {
             "type": "agent-turn-complete",
@@ -154,39 +155,39 @@ def test_the_codex_notify_program_sends_each_turn_once(run: Zm, model: FakeOpenA
             "last-assistant-message": "With make ship.",
         }
     )
-    first = run("hook", "codex", notification)
-    assert first.code == 0, first.err
+    first = run("hook", "codex", notification, binary=True)
+    assert first.exit_code == 0, first.stderr
     assert sent(model) == [
         "<transcript>\nuser: How do we deploy?\n\nassistant: With make ship.\n\n\n</transcript>\n\n"
         "Which statements from this excerpt are worth keeping for later sessions?"
     ]
-    assert run("hook", "codex", notification).code == 0
+    assert run("hook", "codex", notification).exit_code == 0
     assert len(model.requests) == 1
     other = run("hook", "codex", json.dumps({"type": "approval-requested"}))
-    assert other.code == 0 and len(model.requests) == 1
+    assert other.exit_code == 0 and len(model.requests) == 1
 
 
-def test_bad_hook_input_fails_with_one_line(run: Zm) -> None:
+def test_bad_hook_input_fails_with_one_line(run: Run) -> None:
     for stdin in ("not json", "[]", json.dumps({"session_id": "s"})):
         result = run("hook", "claude-code", stdin=stdin)
-        assert result.code == 1 and result.err.startswith("validation_failed:"), result.err
-        assert len(result.err.strip().splitlines()) == 1
+        assert result.exit_code == 1 and result.stderr.startswith("validation_failed:"), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_zm_user_budget_shows_sets_and_clears_an_allowance(run: Zm) -> None:
+def test_zm_user_budget_shows_sets_and_clears_an_allowance(run: Run) -> None:
     shown = run("user", "budget", "show", "--json", extra={"ZM_EXTRACT_DAILY_TOKENS": "50000"})
-    assert shown.code == 0, shown.err
+    assert shown.exit_code == 0, shown.stderr
     assert {k: shown.json()[k] for k in ("daily_tokens", "source", "spent_today")} == {
         "daily_tokens": 50_000,
         "source": "server",
         "spent_today": 0,
     }
-    assert run("user", "add", "bob").code == 0
-    assert run("user", "budget", "set", "1200", "--user", "bob").code == 0
+    assert run("user", "add", "bob").exit_code == 0
+    assert run("user", "budget", "set", "1200", "--user", "bob").exit_code == 0
     bob = run("user", "budget", "show", "--user", "bob")
-    assert "bob: 0 of 1,200 tokens spent today, their own" in bob.out
-    assert run("user", "budget", "set", "-3", "--user", "bob").code != 0
+    assert "bob: 0 of 1,200 tokens spent today, their own" in bob.stdout
+    assert run("user", "budget", "set", "-3", "--user", "bob").exit_code != 0
     cleared = run("user", "budget", "clear", "--user", "bob", "--json")
     assert cleared.json() == {"user": "bob", "cleared": True}
     missing = run("user", "budget", "set", "10", "--user", "nobody")
-    assert missing.code == 1 and missing.err.startswith("not_found: no user nobody")
+    assert missing.exit_code == 1 and missing.stderr.startswith("not_found: no user nobody")

@@ -39,6 +39,8 @@ CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 SENT_TURNS_KEPT = 500
 """Codex turn ids remembered per session, to recognise a notification delivered twice."""
+MAX_READ_BYTES = 32 * 1024 * 1024
+"""Transcript read per run; a longer new part (a first run on a long session) is sent over several runs."""
 
 
 def state_dir(app: App) -> Path:
@@ -58,8 +60,12 @@ def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Pa
             if handle.seek(0, os.SEEK_END) < offset:
                 offset = 0  # the file was replaced by a shorter one: read it from the start
             handle.seek(offset)
-            data = handle.read()
+            data = handle.read(MAX_READ_BYTES)
         complete = data[: data.rfind(b"\n") + 1]  # a line still being written waits for the next run
+        if not complete and len(data) == MAX_READ_BYTES:
+            # One entry longer than a whole read (a giant tool result): step over what was read; the
+            # rest of that line is not JSON on its own and is skipped on the next run.
+            complete = data
         turns = claude_code_turns(complete.decode("utf-8", errors="replace").splitlines())
         report = _send(app, caller, turns, session=session, client=CLAUDE_CODE, project_hint=cwd)
         state.update(transcript=str(transcript), offset=offset + len(complete))

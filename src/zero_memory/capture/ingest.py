@@ -43,7 +43,7 @@ def ingest(app: App, caller: Caller, req: IngestRequest) -> IngestResult:
             f"transcript_chunk: {len(text)} characters is over the limit of {config.max_chunk_chars}; "
             "send the conversation in smaller chunks"
         )
-    check_text("transcript_chunk", text)
+    check_text("transcript_chunk", text, max_chars=config.max_chunk_chars)
     check_fields(
         {
             "transcript_chunk": text,
