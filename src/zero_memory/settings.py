@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from zero_memory import errors
 
@@ -77,6 +78,15 @@ class CaptureConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthConfig:
+    """Lifetimes of what the OAuth authorization server issues, in seconds."""
+
+    code_ttl_s: float = 300.0
+    access_token_ttl_s: float = 3600.0
+    refresh_token_ttl_s: float = 30 * 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     home: Path
     database_url: str
@@ -93,6 +103,8 @@ class Settings:
     auto_create_projects: bool = True
     user: str | None = None
     secret_key: str | None = field(default=None, repr=False)
+    public_url: str | None = None
+    oauth: OAuthConfig = field(default_factory=OAuthConfig)
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
@@ -129,10 +141,48 @@ class Settings:
             user=env.get("ZM_USER") or None,
             secret_key=env.get("ZM_SECRET_KEY") or None,
             capture=capture,
+            public_url=_public_url(env.get("ZM_PUBLIC_URL")),
+            oauth=_oauth(env),
         )
 
     def with_changes(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _oauth(env: Mapping[str, str]) -> OAuthConfig:
+    default = OAuthConfig()
+    return OAuthConfig(
+        code_ttl_s=_number(env, "ZM_OAUTH_CODE_TTL_S", default.code_ttl_s) or default.code_ttl_s,
+        access_token_ttl_s=_number(env, "ZM_OAUTH_ACCESS_TOKEN_TTL_S", default.access_token_ttl_s)
+        or default.access_token_ttl_s,
+        refresh_token_ttl_s=_number(env, "ZM_OAUTH_REFRESH_TOKEN_TTL_S", default.refresh_token_ttl_s)
+        or default.refresh_token_ttl_s,
+    )
+
+
+def _public_url(raw: str | None) -> str | None:
+    """``ZM_PUBLIC_URL``: the origin clients reach the server at (``https://zm.example.com``), no trailing slash.
+
+    It names the OAuth issuer and the ``/mcp`` resource, so it must be exactly
+    what clients type: https (plain http only on a loopback name), no path,
+    query or fragment — the server answers at the root of that name.
+    """
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip().rstrip("/")
+    parts = urlsplit(text)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if parts.scheme not in ("https", "http") or not parts.hostname or (parts.scheme == "http" and not loopback):
+        raise errors.validation(
+            "ZM_PUBLIC_URL: expected the https:// address clients use, e.g. https://zm.example.com "
+            "(plain http only for 127.0.0.1 or localhost)"
+        )
+    if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+        raise errors.validation(
+            "ZM_PUBLIC_URL: give the origin only (scheme, host, optional port), without a path, query or user; "
+            "serve zero-memory at the root of its own host name"
+        )
+    return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

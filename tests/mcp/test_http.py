@@ -42,10 +42,12 @@ def test_healthz_needs_no_token(http_server: Deployment) -> None:
     ids=["missing", "wrong", "scheme-only", "basic", "other-scheme", "two-words", "no-scheme"],
 )
 def test_a_missing_wrong_or_malformed_token_is_a_bare_401(http_server: Deployment, authorization: str | None) -> None:
+    """The same answer whatever was wrong; it only names where a client learns how to get a token (RFC 9728)."""
     headers = {} if authorization is None else {"Authorization": authorization.format(**http_server.tokens)}
     response = post(http_server, headers)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == "Bearer"
+    metadata = f"{http_server.url}/.well-known/oauth-protected-resource/mcp"
+    assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata}"'
     assert response.text == "unauthorized"
 
 

@@ -13,6 +13,7 @@ from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, at, memory, put, random_unit
 from zero_memory import errors
 from zero_memory.domain.memory import InvalidationReason, Status
+from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
 from zero_memory.domain.records import (
     Channel,
     ChunkStatus,
@@ -47,6 +48,20 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.add_project(Project("proj.alice.api", "alice", "project", "api", "/src/api", "git@x:api.git", at(5)))
         tx.set_membership("proj.alice.api", "bob", "reader", at(6))
         tx.attach_session("alice", "session-1", "proj.alice.api", at(7))
+        tx.add_oauth_client(
+            OAuthClient("client-1", "Editor", "secret-hash", {"redirect_uris": ["https://e/cb"]}, at(7))
+        )
+        tx.add_oauth_grant(OAuthGrant("grant_1", "alice", "client-1", ("mcp",), "https://zm/mcp", at(8)))
+        tx.add_oauth_code(
+            OAuthCode("code-hash", "grant_1", "alice", "client-1", "https://e/cb", True, "c" * 43, at(8), at(9))
+        )
+        tx.use_oauth_code("code-hash", at(8))
+        for kind, token_id in ((TokenKind.ACCESS, "at1"), (TokenKind.REFRESH, "rt1")):
+            tx.add_oauth_token(
+                OAuthToken(token_id, kind, f"hash-{token_id}", "grant_1", "alice", "client-1", at(8), at(60))
+            )
+        tx.use_oauth_token("rt1", at(9))
+        tx.revoke_oauth_token("at1", at(9))
 
         live = put(
             tx,

@@ -24,7 +24,11 @@ def post_routes(app: App) -> list[str]:
     paths = []
     for route in mount.routes:
         if isinstance(route, Route) and route.methods and "POST" in route.methods:
-            paths.append(route.path.format(dispute_id="dsp_x", candidate_id="prt_x", memory_id="mem_x", run_id="run_x"))
+            paths.append(
+                route.path.format(
+                    dispute_id="dsp_x", candidate_id="prt_x", memory_id="mem_x", run_id="run_x", grant_id="grant_x"
+                )
+            )
     return paths
 
 
@@ -70,7 +74,7 @@ def test_a_forged_session_cookie_is_no_session(alice_web: TestClient) -> None:
 
 def test_every_form_post_without_its_csrf_token_is_refused(alice_web: TestClient, app: App) -> None:
     paths = post_routes(app)
-    assert len(paths) == 8, paths
+    assert len(paths) == 10, paths
     good = csrf_of(alice_web.get("/queue").text)
     for path, token in itertools.product(paths, (None, "", "forged", good[:-1])):
         data = {} if token is None else {"csrf_token": token}

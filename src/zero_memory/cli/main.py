@@ -14,6 +14,7 @@ from zero_memory.cli import (
     io,
     judge,
     memories,
+    oauth,
     portability,
     projects,
     serve,
@@ -32,6 +33,7 @@ memories.register(cli)
 io.register(cli)
 capture.register(cli)
 cli.add_typer(users.group, name="user")
+users.group.add_typer(oauth.group, name="oauth")
 cli.add_typer(projects.group, name="project")
 cli.add_typer(db.group, name="db")
 cli.add_typer(hygiene.group, name="hygiene")

@@ -6,6 +6,7 @@ The server modules are imported inside the commands: every other ``zm`` command 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
@@ -49,18 +50,37 @@ def serve(
 
     application = app()
     names = [name for name in allowed_hosts.replace(",", " ").split() if name]
-    asgi = create_app(application, host=host, allowed_hosts=names, extra_routes=dashboard.routes(application))
     shown = f"[{host}]" if ":" in host else host
+    public_url = application.settings.public_url or (f"http://{shown}:{port}" if is_loopback(host) else None)
+    if application.settings.public_url:
+        # The name clients use through the proxy is one /mcp must accept.
+        names.append(urlsplit(application.settings.public_url).netloc)
+    asgi = create_app(
+        application,
+        host=host,
+        allowed_hosts=names,
+        extra_routes=dashboard.routes(application),
+        public_url=public_url,
+    )
     typer.echo(
         f"zero-memory {__version__} listening on http://{shown}:{port}  "
         f"(MCP: http://{shown}:{port}/mcp, health: /healthz)"
     )
-    typer.echo(login_link(application, f"http://{shown}:{port}"))
+    if public_url:
+        typer.echo(f"OAuth for remote MCP clients: issuer {public_url}, resource {public_url}/mcp")
+    typer.echo(login_link(application, public_url or f"http://{shown}:{port}"))
     if not is_loopback(host):
         err_console.print(
             f"warning: bound to {host or 'every interface'}, reachable from other machines. Bearer tokens "
             "travel in clear text over plain HTTP: put a TLS-terminating reverse proxy in front"
             + (" and set ZM_ALLOWED_HOSTS to the names it forwards." if host in WILDCARD_BINDS else "."),
+            markup=False,
+            highlight=False,
+        )
+    if public_url is None:
+        err_console.print(
+            "note: OAuth for remote MCP clients is off: set ZM_PUBLIC_URL to the https:// address clients use "
+            "(bearer tokens work either way).",
             markup=False,
             highlight=False,
         )

@@ -1,8 +1,11 @@
 """The HTTP edge of MCP: bearer tokens and the Host/Origin check.
 
-Every request to ``/mcp`` must carry ``Authorization: Bearer <token>`` (a
-token from ``zm user add`` / ``zm user token``); anything else is a bare 401
-that says nothing about why. The authenticated user rides on the request as
+Every request to ``/mcp`` must carry ``Authorization: Bearer <token>``: a
+token from ``zm user add`` / ``zm user token``, or, when the OAuth server is
+on, an access token it issued for this resource (``mcp/oauth.py``). Anything
+else is a 401 that says nothing about why; with OAuth on it names the
+protected-resource metadata (RFC 9728), where a client finds how to get a
+token. The authenticated user rides on the request as
 the SDK's ``AuthenticatedUser``, so the SDK also ties each MCP session to the
 user who opened it: another user's token on that session reads as an unknown
 session.
@@ -21,7 +24,10 @@ from starlette.authentication import AuthCredentials
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from zero_memory.access import oauth
 from zero_memory.access.users import verify_token
+from zero_memory.clock import Clock, utcnow
+from zero_memory.mcp.oauth import Endpoints, same_resource
 from zero_memory.store.base import Store
 
 MAX_TOKEN_CHARS = 512
@@ -30,20 +36,40 @@ WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 
 class BearerAuth:
-    """Pure ASGI middleware: 401 unless the request names a valid token, else the user on ``scope``."""
+    """Pure ASGI middleware: 401 unless the request names a valid token, else the user on ``scope``.
 
-    def __init__(self, app: ASGIApp, store: Store) -> None:
+    ``endpoints`` turns on OAuth access tokens (bound to ``endpoints.resource``)
+    and the ``resource_metadata`` pointer in every 401.
+    """
+
+    def __init__(
+        self, app: ASGIApp, store: Store, *, endpoints: Endpoints | None = None, clock: Clock = utcnow
+    ) -> None:
         self.app = app
         self.store = store
+        self.endpoints = endpoints
+        self.clock = clock
+        challenge = f'Bearer resource_metadata="{endpoints.resource_metadata_url}"' if endpoints else "Bearer"
+        self.challenge = challenge
+
+    def user_of(self, token: str) -> str | None:
+        if not oauth.is_oauth_token(token):
+            return verify_token(self.store, token)
+        if self.endpoints is None:
+            return None
+        access = oauth.verify_access(self.store, token, self.clock())
+        if access is None or not same_resource(access.resource, self.endpoints.resource):
+            return None
+        return access.user_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         token = bearer_token(scope)
-        uid = await anyio.to_thread.run_sync(verify_token, self.store, token) if token else None
+        uid = await anyio.to_thread.run_sync(self.user_of, token) if token else None
         if uid is None:
-            await unauthorized(scope, receive, send)
+            await unauthorized(scope, receive, send, self.challenge)
             return
         user = AuthenticatedUser(AccessToken(token="", client_id=uid, subject=uid, scopes=[]))
         await self.app({**scope, "user": user, "auth": AuthCredentials([])}, receive, send)
@@ -61,9 +87,9 @@ def bearer_token(scope: Scope) -> str | None:
     return token
 
 
-async def unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
+async def unauthorized(scope: Scope, receive: Receive, send: Send, challenge: str = "Bearer") -> None:
     response = Response(
-        "unauthorized", status_code=401, media_type="text/plain", headers={"WWW-Authenticate": "Bearer"}
+        "unauthorized", status_code=401, media_type="text/plain", headers={"WWW-Authenticate": challenge}
     )
     await response(scope, receive, send)
 

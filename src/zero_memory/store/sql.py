@@ -14,6 +14,7 @@ from zero_memory.store.queries.capture import CaptureQueries
 from zero_memory.store.queries.copying import CopyQueries
 from zero_memory.store.queries.history import HistoryQueries
 from zero_memory.store.queries.memories import MemoryQueries
+from zero_memory.store.queries.oauth import OAuthQueries
 from zero_memory.store.queries.review import ReviewQueries
 from zero_memory.store.queries.runs import RunQueries
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
@@ -22,5 +23,7 @@ from zero_memory.store.tables import COPY_TABLES
 __all__ = ["COPY_TABLES", "MEMORY_COLUMNS", "SqlTx", "marks", "memory_from_row"]
 
 
-class SqlTx(AccountQueries, MemoryQueries, HistoryQueries, ReviewQueries, RunQueries, CaptureQueries, CopyQueries):
+class SqlTx(
+    AccountQueries, OAuthQueries, MemoryQueries, HistoryQueries, ReviewQueries, RunQueries, CaptureQueries, CopyQueries
+):
     """Everything both stores do with the same SQL. Adapters supply the hooks of ``SqlBase``."""

@@ -31,6 +31,19 @@ COPY_TABLES: dict[str, CopiedTable] = {
         _table("users", "id", "id, display_name, created_at, is_local"),
         _table("tokens", "id", "id, user_id, token_hash, created_at, revoked_at"),
         _table("provider_keys", "user_id, provider", "user_id, provider, ciphertext, updated_at"),
+        _table("oauth_clients", "id", "id, name, secret_hash, metadata, created_at"),
+        _table("oauth_grants", "id", "id, user_id, client_id, scopes, resource, created_at, last_used_at, revoked_at"),
+        _table(
+            "oauth_codes",
+            "code_hash",
+            "code_hash, grant_id, user_id, client_id, redirect_uri, redirect_uri_explicit, code_challenge, "
+            "created_at, expires_at, used_at",
+        ),
+        _table(
+            "oauth_tokens",
+            "id",
+            "id, kind, token_hash, grant_id, user_id, client_id, created_at, expires_at, used_at, revoked_at",
+        ),
         _table("projects", "scope", "scope, owner, kind, slug, path, remote, created_at"),
         _table("memberships", "scope, user_id", "scope, user_id, role, created_at"),
         _table("sessions", "owner, session_id", "owner, session_id, attached_scope, created_at"),

@@ -1,9 +1,11 @@
-"""The Starlette app ``zm serve`` runs: ``/healthz``, MCP at ``/mcp``, and room for the dashboard.
+"""The Starlette app ``zm serve`` runs: ``/healthz``, MCP at ``/mcp``, OAuth, and room for the dashboard.
 
 ``/mcp`` is the MCP SDK's streamable HTTP transport behind the bearer-token
-middleware; ``/healthz`` needs no token. The dashboard's routes (``/`` and
-below) come in through ``extra_routes`` and bring their own login; nothing
-here protects them.
+middleware; ``/healthz`` needs no token. With a ``public_url`` the OAuth
+authorization server is on: its metadata and endpoints sit at the root
+(``mcp/oauth.py``) and its consent step is a dashboard page. The dashboard's
+routes (``/`` and below) come in through ``extra_routes`` and bring their
+own login; nothing here protects them.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from zero_memory import __version__
+from zero_memory import __version__, errors
 from zero_memory.app import App
 from zero_memory.capture.worker import CaptureWorker
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import Scheduler
+from zero_memory.mcp import oauth
 from zero_memory.mcp.http import BearerAuth, transport_security
 from zero_memory.mcp.identity import Identity
+from zero_memory.mcp.oauth import Endpoints, Provider
 from zero_memory.mcp.server import build_server
 
 MCP_PATH = "/mcp"
@@ -38,13 +42,17 @@ def create_app(
     host: str = "127.0.0.1",
     allowed_hosts: Sequence[str] = (),
     extra_routes: Sequence[BaseRoute] = (),
+    public_url: str | None = None,
 ) -> Starlette:
     """The whole HTTP server for one ``App``.
 
     ``host`` is the address the server binds (it decides the Host check, see
     ``mcp.http.transport_security``); ``allowed_hosts`` are further Host names
     to accept (``ZM_ALLOWED_HOSTS``); ``extra_routes`` are mounted after
-    ``/healthz`` and ``/mcp`` — the dashboard's place.
+    ``/healthz`` and ``/mcp`` — the dashboard's place. ``public_url`` is the
+    origin clients reach the server at (``ZM_PUBLIC_URL``, else the bound
+    loopback address); without one OAuth stays off and bearer tokens are the
+    only way in.
     """
     server = build_server(app, Identity())
     mcp_app = server.streamable_http_app(
@@ -71,9 +79,19 @@ def create_app(
             if scheduler is not None:
                 scheduler.stop()
 
+    endpoints = Endpoints(public_url, MCP_PATH) if public_url else None
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
-        Route(MCP_PATH, BearerAuth(mcp_app, app.store)),
-        *extra_routes,
+        Route(MCP_PATH, BearerAuth(mcp_app, app.store, endpoints=endpoints, clock=app.clock)),
     ]
+    if endpoints is not None:
+        provider = Provider(app.store, app.settings.oauth, _secret(app), endpoints, app.clock)
+        routes.extend(oauth.routes(provider))
+    routes.extend(extra_routes)
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _secret(app: App) -> str:
+    if not app.settings.secret_key:
+        raise errors.internal("OAuth needs a secret key to sign consent requests; build the app with build_app")
+    return app.settings.secret_key

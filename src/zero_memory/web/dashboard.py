@@ -31,7 +31,7 @@ from zero_memory.app import App
 from zero_memory.memory.validation import invalid_input
 from zero_memory.web import auth
 from zero_memory.web.rendering import STATIC, local_path, redirect, render
-from zero_memory.web.views import insights, login, memories, portability, queue, runs
+from zero_memory.web.views import insights, login, memories, oauth, portability, queue, runs
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +142,10 @@ def build(app: App) -> ASGIApp:
         Route("/runs/{run_id}", page(app, runs.detail), methods=get),
         Route("/runs/{run_id}/undo", action(app, runs.undo), methods=post),
         Route("/insights", page(app, insights.index), methods=get),
+        Route("/oauth/consent", page(app, oauth.consent), methods=get),
+        Route("/oauth/consent", action(app, oauth.decide), methods=post),
+        Route("/clients", page(app, oauth.clients), methods=get),
+        Route("/clients/{grant_id}/revoke", action(app, oauth.revoke), methods=post),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = ErrorPages(app)

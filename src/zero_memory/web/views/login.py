@@ -37,7 +37,7 @@ def login_with_code(app: App, request: Request, caller: Caller | None) -> Respon
         error = "That login link was used already or has expired. Restart 'zm serve' for a new one, or use a token."
         return render(request, app, None, "login.html", {"next": "", "error": error}, status=401)
     auth.log_in(request, uid)
-    return redirect(HOME)
+    return redirect(local_path(request.query_params.get("next"), HOME))
 
 
 def logout(app: App, request: Request, caller: Caller | None, form: FormData) -> Response:
