@@ -218,3 +218,18 @@ def test_every_step_is_audited_by_id_and_no_row_holds_a_token(app: App) -> None:
         assert secret not in dumped and secret_of(secret) not in dumped
     assert "client-secret-" not in dumped
     assert oauth.digest(secret_of(first.access_token)) in dumped, "the test must read the token table"
+
+
+def test_deleting_a_users_oauth_rows_leaves_other_users_and_the_clients(app: App) -> None:
+    alices, bobs = tokens(app, "alice"), tokens(app, "bob", "client-b")
+    oauth.refresh(app.store, alices.refresh_token, "client-a", CONFIG, T0)
+    with app.store.tx(write=True) as tx:
+        assert tx.delete_oauth_of_user("alice") == 1
+        left = {
+            table: tx._query(f"SELECT user_id FROM {table}")  # type: ignore[attr-defined]
+            for table in ("oauth_grants", "oauth_codes", "oauth_tokens")
+        }
+    assert all(row["user_id"] == "bob" for rows in left.values() for row in rows)
+    assert all(left.values())
+    assert oauth.verify_access(app.store, bobs.access_token, T0) is not None
+    assert oauth.get_client(app.store, "client-a") is not None

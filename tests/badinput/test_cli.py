@@ -270,6 +270,34 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "user-add/no-name": (("user", "add"), USAGE, "Missing argument"),
     "user-list/unknown-option": (("user", "list", "--all"), USAGE, "No such option"),
     "user-token/unknown-user": (("user", "token", "nobody"), REFUSED, "not_found: no user nobody"),
+    "user-oauth-list/unknown-user": (("user", "oauth", "list", "nobody"), REFUSED, "not_found: no user nobody"),
+    "user-oauth-list/no-name": (("user", "oauth", "list"), USAGE, "Missing argument"),
+    "user-oauth-revoke/nothing-named": (
+        ("user", "oauth", "revoke", "alice"),
+        REFUSED,
+        "validation_failed: name exactly",
+    ),
+    "user-oauth-revoke/two-named": (
+        ("user", "oauth", "revoke", "alice", "grant_x", "--all"),
+        REFUSED,
+        "validation_failed: name exactly",
+    ),
+    "user-oauth-revoke/unknown-grant": (
+        ("user", "oauth", "revoke", "alice", "grant_01zzzzzzzzzzzzzzzzzzzzzzzz"),
+        REFUSED,
+        "not_found: no authorized client of alice",
+    ),
+    "user-oauth-revoke/a-secret-for-an-id": (
+        ("user", "oauth", "revoke", "alice", GITHUB_TOKEN),
+        REFUSED,
+        "not_found: no authorized client of alice",
+    ),
+    "user-oauth-revoke/unknown-client": (
+        ("user", "oauth", "revoke", "alice", "--client", AWS_KEY_ID),
+        REFUSED,
+        "not_found: no authorized client of alice",
+    ),
+    "user-oauth-revoke/unknown-user": (("user", "oauth", "revoke", "nobody", "--all"), REFUSED, "not_found: no user"),
     "user-key-set/key-on-the-command-line": (
         ("user", "key", "set", "--provider", "openai", "sk-live-0123456789"),
         REFUSED,

@@ -133,12 +133,17 @@ def same(text: str, ids: dict[str, str]) -> str:
     return text
 
 
+# alice's bearer token, and an access token alice got through the OAuth flow: the same walls either way.
+CREDENTIALS = ["http", "oauth"]
+
+
+@pytest.mark.parametrize("credential", CREDENTIALS)
 @pytest.mark.parametrize("key", params(FOREIGN))
 async def test_another_users_id_answers_exactly_as_a_missing_one(
-    clients: ClientPool, served: Deployment, seed: Seed, key: str
+    clients: ClientPool, served: Deployment, seed: Seed, key: str, credential: str
 ) -> None:
     tool, arguments = FOREIGN[key]
-    client = await clients.get("alice", "http", "auto")
+    client = await clients.get("alice", credential, "auto")
     theirs = await refused(client, served, tool, resolve(arguments, seed))
     missing = await refused(client, served, tool, resolve(twin(arguments), seed))
     placeholders = {
@@ -153,12 +158,13 @@ async def test_another_users_id_answers_exactly_as_a_missing_one(
     assert theirs.startswith("not_found: ")
 
 
+@pytest.mark.parametrize("credential", CREDENTIALS)
 @pytest.mark.parametrize("key", params(FOREIGN_IN_A_BATCH))
 async def test_another_users_id_in_a_batch_fails_as_a_missing_one(
-    clients: ClientPool, served: Deployment, seed: Seed, key: str
+    clients: ClientPool, served: Deployment, seed: Seed, key: str, credential: str
 ) -> None:
     tool, arguments, failures = FOREIGN_IN_A_BATCH[key]
-    client = await clients.get("alice", "http", "auto")
+    client = await clients.get("alice", credential, "auto")
     before = snapshot(served.database)
     theirs = await call_ok(client, tool, resolve(arguments, seed))
     missing = await call_ok(client, tool, resolve(twin(arguments), seed))

@@ -21,6 +21,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.client.client import Client
 
 from tests.mcp.helpers import ALL_CONNECTIONS, Deployment, base_env, connect, start_server, stop_server, zm
+from tests.mcp.oauth_flow import oauth_access_token
 from zero_memory.store import Store, open_store
 
 
@@ -72,8 +73,17 @@ class ClientPool:
 
     async def _hold(self, key: tuple[str, str, str], *, task_status: TaskStatus[Client]) -> None:
         user, transport, mode = key
+        token = None
+        if transport == "oauth":
+            # HTTP with an access token the user got through the OAuth flow instead of a bearer token.
+            token = await anyio.to_thread.run_sync(oauth_access_token, self.deployment, user)
         async with connect(
-            self.deployment, transport, mode, user=user, client_name=f"pytest-{transport}-{mode}"
+            self.deployment,
+            "http" if transport == "oauth" else transport,
+            mode,
+            user=user,
+            client_name=f"pytest-{transport}-{mode}",
+            token=token,
         ) as client:
             task_status.started(client)
             await self.closing.wait()

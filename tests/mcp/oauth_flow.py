@@ -20,6 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from tests.mcp.helpers import Deployment
+
 CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 REQUEST_RE = re.compile(r'name="request" value="([^"]+)"')
 REDIRECT = "http://127.0.0.1:53682/callback"
@@ -145,6 +147,18 @@ class OAuthClient:
         assert answer.status_code == 200, answer.text
         tokens: dict[str, Any] = answer.json()
         return tokens
+
+
+def oauth_access_token(deployment: Deployment, user: str) -> str:
+    """An access token ``user`` approved for a fresh public client, through the whole flow."""
+    browser = Browser(deployment.url, deployment.tokens[user])
+    try:
+        client = OAuthClient(deployment.url, name=f"pytest-{user}")
+        assert client.register().status_code == 201
+        token: str = client.tokens(browser)["access_token"]
+    finally:
+        browser.close()
+    return token
 
 
 def mcp_status(url: str, token: str) -> int:

@@ -2,7 +2,8 @@
 
 Every attempt answers exactly as a missing id does (the id differs, so texts
 are compared with each id replaced by ``<id>``), and alice's memory is
-untouched afterwards.
+untouched afterwards. Each test runs over stdio, HTTP with bearer tokens,
+and HTTP with access tokens both users got through the OAuth flow.
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ import pytest
 from mcp.client.client import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.mcp.helpers import call_error, call_ok, unique
+from tests.mcp.helpers import ALL_CONNECTIONS, call_error, call_ok, unique
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MISSING_ID = "mem_01zzzzzzzzzzzzzzzzzzzzzzzy"
+
+
+@pytest.fixture(params=[*ALL_CONNECTIONS, pytest.param(("oauth", "auto"), id="oauth-auto")])
+def via(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Every connection of conftest's ``via``, and HTTP with OAuth-issued access tokens."""
+    return request.param  # type: ignore[no-any-return]
 
 
 def same_answer(text: str, memory_id: str) -> str:

@@ -3,7 +3,8 @@
 ``zm serve`` (bound to 0.0.0.0, so it also prints its TLS warning) and every
 ``zm`` command run with Python logging at DEBUG — the SDKs (openai, httpx,
 mcp, uvicorn) log requests at that level. The flows carry each kind of
-secret: bearer tokens (issued, used, revoked, forged), an owner's provider
+secret: bearer tokens (issued, used, revoked, forged), OAuth client secrets,
+codes, access and refresh tokens (issued, replayed, revoked), an owner's provider
 key (stored with ``zm user key set``, sent to a fake provider that echoes it
 back in its 401), the server's judge key and ``ZM_SECRET_KEY``, and
 credentials inside memories, reasons and hints (all refused). Then
@@ -44,6 +45,7 @@ from tests.mcp.helpers import (
     stop_server,
     wait_for_health,
 )
+from tests.mcp.oauth_flow import Browser, OAuthClient, mcp_status
 from zero_memory.store import open_store
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -165,7 +167,8 @@ def served(transcript: Transcript) -> Iterator[Served]:
     with output.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-c", DEBUG_ZM, "serve", "--host", "0.0.0.0", "--port", str(port)],
-            env=transcript.env,
+            # The address the tests reach it at, so its OAuth server is on.
+            env={**transcript.env, "ZM_PUBLIC_URL": f"http://127.0.0.1:{port}"},
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
@@ -292,6 +295,66 @@ def test_the_served_dashboard_sets_a_guarded_cookie_and_refuses_posts_without_cs
             assert refused.status_code == 403, data
         assert changed(before, snapshot(database)) == []
         assert web.get("/queue").status_code == 200, "still logged in: a refused post changes nothing"
+
+
+def test_the_oauth_flow_and_its_refusals_leave_no_secret_behind(served: Served, transcript: Transcript) -> None:
+    """A confidential client's secret, a code, access and refresh tokens: shown once to the client, then never.
+
+    The answers that deliver them (registration, the consent redirect, the
+    token response) are the client's by design and not searched; every
+    refusal, the CLI's listing and the data directory are.
+    """
+    browser = Browser(served.url, served.tokens["alice"])
+    client = OAuthClient(served.url, name="secrets-client")
+    try:
+        assert client.register(token_endpoint_auth_method="client_secret_post").status_code == 201
+        assert client.secret
+        code, verifier = client.code(browser)
+        tokens = client.exchange(code, verifier).json()
+        assert mcp_status(served.url, tokens["access_token"]) == 200
+        issued = {
+            "oauth client secret": client.secret,
+            "oauth code": code,
+            "oauth access token": tokens["access_token"],
+            "oauth access token secret": tokens["access_token"].split("_", 2)[2],
+            "oauth refresh token": tokens["refresh_token"],
+            "oauth refresh token secret": tokens["refresh_token"].split("_", 2)[2],
+        }
+        transcript.secrets.update(issued)
+        right_secret = client.secret
+        refusals = {
+            "reused code": client.exchange(code, verifier),
+            "refresh after the replay revoked it": client.refresh(tokens["refresh_token"]),
+        }
+        client.secret = right_secret[:-1] + ("0" if right_secret[-1] != "0" else "1")
+        refusals["wrong client secret"] = client.exchange(code, verifier)
+        client.secret = right_secret
+        refusals["a token as the grant type"] = client.token(grant_type=GITHUB_TOKEN, code=GITHUB_TOKEN)
+        refusals["a token as the refresh token"] = client.refresh(GITHUB_TOKEN)
+        refusals["a token as the client id"] = httpx.get(
+            client.authorization_url(verifier, client_id=GITHUB_TOKEN), timeout=10
+        )
+        refusals["a token in the redirect uri"] = httpx.get(
+            client.authorization_url(verifier, redirect_uri=f"http://127.0.0.1:53682/{GITHUB_TOKEN}"), timeout=10
+        )
+        refusals["a token as the resource"] = httpx.get(
+            client.authorization_url(verifier, resource=f"https://{GITHUB_TOKEN}.example/mcp"), timeout=10
+        )
+        refusals["a token in a redirect uri at registration"] = OAuthClient(served.url).register(
+            redirect_uris=[f"http://evil.example/{GITHUB_TOKEN}"]
+        )
+        refusals["the revoked access token"] = httpx.post(
+            f"{served.url}/mcp", headers={"Authorization": f"Bearer {tokens['access_token']}"}, json={}, timeout=10
+        )
+    finally:
+        browser.close()
+    for label, answer in refusals.items():
+        assert answer.status_code in (302, 400, 401), (label, answer.status_code, answer.text)
+        transcript.seen[f"oauth refusal: {label}"] = answer.text + json.dumps(dict(answer.headers))
+    code_, out, err = transcript.zm("user oauth list", "user", "oauth", "list", "alice", "--json")
+    assert code_ == 0 and json.loads(out) == [], "the replayed code revoked the grant"
+    code_, _, err = transcript.zm("user oauth revoke", "user", "oauth", "revoke", "alice", GITHUB_TOKEN)
+    assert code_ == 1 and err.startswith("not_found:")
 
 
 def test_the_server_warns_about_plain_http_on_every_interface(served: Served) -> None:

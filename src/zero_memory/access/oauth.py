@@ -146,7 +146,7 @@ def approve(
     with store.tx(write=True) as tx:
         client = tx.get_oauth_client(client_id)
         if client is None:
-            raise errors.not_found(f"OAuth client {client_id[:60]}")
+            raise errors.not_found("OAuth client with that id: register the client again")
         if tx.get_user(uid) is None:
             raise errors.not_found(f"user {uid}")
         grant = OAuthGrant(new_id("grant"), uid, client_id, tuple(scopes), resource, now)
@@ -334,7 +334,8 @@ def revoke_grant(store: Store, uid: str, grant_id: str, *, by: str, now: datetim
     with store.tx(write=True) as tx:
         grant = tx.get_oauth_grant(grant_id) if len(grant_id) <= MAX_PRESENTED_CHARS else None
         if grant is None or grant.user_id != uid:
-            raise errors.not_found(f"authorized client {grant_id[:60]} of {uid}")
+            # The id is not repeated: whatever was typed there (a pasted token) stays out of the answer.
+            raise errors.not_found(f"authorized client of {uid} with that id (zm user oauth list {uid} shows them)")
         if grant.revoked_at is not None:
             raise errors.conflict(f"authorized client {grant_id} was revoked already")
         _revoke(tx, grant, by=by, reason="revoked_by_user" if by == uid else "revoked_by_operator", at=now)

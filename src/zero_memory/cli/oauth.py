@@ -73,7 +73,7 @@ def revoke(
     elif client is not None:
         matching = [g for g in oauth.grants_of(store, name) if g.client_id == client]
         if not matching:
-            raise errors.not_found(f"authorized client {client[:60]} of {name}")
+            raise errors.not_found(f"authorized client of {name} with that client id (zm user oauth list {name})")
         revoked = [oauth.revoke_grant(store, name, g.id, by="operator", now=now) for g in matching]
     else:
         assert grant_id is not None

@@ -26,7 +26,6 @@ import anyio.to_thread
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
@@ -46,6 +45,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyHttpUrl
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
@@ -53,6 +53,7 @@ from zero_memory import errors
 from zero_memory.access import oauth
 from zero_memory.access.consent import ConsentRequest, sign
 from zero_memory.domain.oauth import Refusal
+from zero_memory.mcp.no_echo import NoEcho
 from zero_memory.settings import OAuthConfig
 from zero_memory.store.base import Store
 
@@ -269,6 +270,33 @@ class DigestClientAuthenticator(ClientAuthenticator):
         return info
 
 
+@dataclass
+class Revocation:
+    """RFC 7009 token revocation: the client's own access or refresh token ends its grant; 200 either way.
+
+    Ours rather than the SDK's, whose request model requires a ``client_secret``
+    field that a public client (PKCE only) has no reason to send.
+    """
+
+    provider: Provider
+    authenticator: DigestClientAuthenticator
+
+    async def handle(self, request: Request) -> Response:
+        headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+        try:
+            client = await self.authenticator.authenticate_request(request)
+        except AuthenticationError as refused:
+            body = {"error": "invalid_client", "error_description": refused.message}
+            return JSONResponse(body, status_code=401, headers=headers)
+        token = (await request.form()).get("token")
+        if not isinstance(token, str) or not token:
+            body = {"error": "invalid_request", "error_description": "token: the token to revoke is required"}
+            return JSONResponse(body, status_code=400, headers=headers)
+        store, now = self.provider.store, self.provider.clock()
+        await anyio.to_thread.run_sync(oauth.revoke_presented, store, token, client.client_id, now)
+        return Response(status_code=200, headers=headers)
+
+
 def _basic_secret(header: str, client_id: str) -> str:
     if not header.startswith("Basic "):
         raise AuthenticationError("Missing or invalid Basic authentication in Authorization header")
@@ -283,8 +311,9 @@ def _basic_secret(header: str, client_id: str) -> str:
 
 
 def _endpoint(handler: Callable[[Request], Any], methods: list[str], *, cors: bool = True) -> ASGIApp:
-    """A handler with the SDK's request size limit and, for what scripts call, its open CORS policy."""
-    limited = RequestBodyLimitMiddleware(request_response(handler), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    """A handler with the SDK's request size limit, no echo of its input in errors and, for what scripts
+    call, its open CORS policy."""
+    limited = NoEcho(RequestBodyLimitMiddleware(request_response(handler), DEFAULT_MAX_REQUEST_BODY_SIZE))
     if not cors:
         return limited
     return CORSMiddleware(
@@ -325,5 +354,5 @@ def routes(provider: Provider) -> list[Route]:
         Route("/authorize", _endpoint(AuthorizationHandler(provider).handle, [], cors=False), methods=["GET", "POST"]),
         Route("/token", _endpoint(TokenHandler(provider, authenticator).handle, post), methods=post),
         Route("/register", _endpoint(RegistrationHandler(provider, options=registration).handle, post), methods=post),
-        Route("/revoke", _endpoint(RevocationHandler(provider, authenticator).handle, post), methods=post),
+        Route("/revoke", _endpoint(Revocation(provider, authenticator).handle, post), methods=post),
     ]

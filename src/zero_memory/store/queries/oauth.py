@@ -188,3 +188,12 @@ class OAuthQueries(SqlBase):
     def oauth_tokens_of_grant(self, grant_id: str) -> list[OAuthToken]:
         rows = self._query("SELECT * FROM oauth_tokens WHERE grant_id = ? ORDER BY created_at, id", (grant_id,))
         return [_token(r) for r in rows]
+
+    def delete_oauth_of_user(self, user_id: str) -> int:
+        """Remove every grant of a user with its codes and tokens (account deletion); the number of grants.
+
+        Registered clients are not a user's: they stay for the other users who approved them.
+        """
+        self._exec("DELETE FROM oauth_tokens WHERE user_id = ?", (user_id,))
+        self._exec("DELETE FROM oauth_codes WHERE user_id = ?", (user_id,))
+        return self._exec("DELETE FROM oauth_grants WHERE user_id = ?", (user_id,))

@@ -45,7 +45,7 @@ def consent(app: App, request: Request, caller: Caller) -> Response:
     asked = _request(app, signed)
     client = oauth.get_client(app.store, asked.client_id)
     if client is None:
-        raise errors.not_found(f"OAuth client {asked.client_id[:60]}")
+        raise errors.not_found("OAuth client with that id: start again from your MCP client")
     context = {"client": client, "asked": asked, "signed": signed}
     page = render(request, app, caller, "consent.html", context)
     page.headers["content-security-policy"] = CONSENT_CSP.format(target=form_action_source(asked.redirect_uri))
