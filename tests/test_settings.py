@@ -64,3 +64,41 @@ def test_bad_values_are_refused_by_name(environ: dict[str, str], message: str) -
 def test_the_api_key_never_shows_in_the_repr() -> None:
     settings = Settings.from_environ({"ZM_JUDGE_PROVIDER": "openai", "ZM_JUDGE_API_KEY": "sk-very-secret"})
     assert "sk-very-secret" not in repr(settings)
+
+
+def test_the_public_url_is_an_origin_and_oauth_lifetimes_have_defaults() -> None:
+    default = Settings.from_environ({})
+    assert default.public_url is None
+    assert (default.oauth.access_token_ttl_s, default.oauth.refresh_token_ttl_s, default.oauth.code_ttl_s) == (
+        3600,
+        30 * 86_400,
+        300,
+    )
+    proxied = Settings.from_environ(
+        {"ZM_PUBLIC_URL": " https://ZM.Example.com:8443/ ", "ZM_OAUTH_ACCESS_TOKEN_TTL_S": "600"}
+    )
+    assert proxied.public_url == "https://zm.example.com:8443" and proxied.oauth.access_token_ttl_s == 600
+    assert Settings.from_environ({"ZM_PUBLIC_URL": "http://127.0.0.1:8787"}).public_url == "http://127.0.0.1:8787"
+
+
+@pytest.mark.parametrize(
+    ("public_url", "message"),
+    [
+        ("http://zm.example.com", "expected the https:// address"),
+        ("zm.example.com", "expected the https:// address"),
+        ("ftp://zm.example.com", "expected the https:// address"),
+        ("https://zm.example.com/memory", "give the origin only"),
+        ("https://zm.example.com/?x=1", "give the origin only"),
+        ("https://user:pw@zm.example.com", "give the origin only"),
+    ],
+)
+def test_a_public_url_that_cannot_be_an_issuer_is_refused(public_url: str, message: str) -> None:
+    with pytest.raises(errors.ZMError, match=f"^validation_failed: ZM_PUBLIC_URL: {message}"):
+        Settings.from_environ({"ZM_PUBLIC_URL": public_url})
+
+
+@pytest.mark.parametrize("name", ["ZM_OAUTH_ACCESS_TOKEN_TTL_S", "ZM_OAUTH_REFRESH_TOKEN_TTL_S", "ZM_OAUTH_CODE_TTL_S"])
+def test_oauth_lifetimes_must_be_positive_numbers(name: str) -> None:
+    for bad in ("soon", "0", "-5"):
+        with pytest.raises(errors.ZMError, match=f"^validation_failed: {name}"):
+            Settings.from_environ({name: bad})

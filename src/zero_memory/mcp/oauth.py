@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -100,10 +101,6 @@ def same_resource(a: str | None, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def _epoch(moment: datetime) -> int:
-    return int(moment.timestamp())
-
-
 class Provider:
     """The SDK's ``OAuthAuthorizationServerProvider`` over ``access.oauth``; the database work runs on a thread."""
 
@@ -115,6 +112,15 @@ class Provider:
         self.secret_key = secret_key
         self.endpoints = endpoints
         self.clock = clock
+
+    def _deadline(self, moment: datetime) -> float:
+        """``moment`` (on the app's clock) as the Unix time the SDK's handlers compare with ``time.time()``.
+
+        The exchange decides expiry on the app's clock; the SDK checks the same
+        deadline again on the system clock, so it gets the time left, not the
+        stored instant: both agree even when a test moves the app's clock.
+        """
+        return time.time() + (moment - self.clock()).total_seconds()
 
     async def _run(self, work: Callable[..., Any], *args: Any) -> Any:
         return await anyio.to_thread.run_sync(work, *args)
@@ -173,7 +179,7 @@ class Provider:
         return AuthorizationCode(
             code=authorization_code,
             scopes=list(grant.scopes),
-            expires_at=code.expires_at.timestamp(),
+            expires_at=self._deadline(code.expires_at),
             client_id=code.client_id,
             code_challenge=code.code_challenge,
             redirect_uri=code.redirect_uri,  # pydantic parses the text
@@ -197,7 +203,7 @@ class Provider:
             token=refresh_token,
             client_id=found.client_id,
             scopes=[],
-            expires_at=_epoch(found.expires_at),
+            expires_at=int(self._deadline(found.expires_at)),
             subject=found.user_id,
         )
 
@@ -228,7 +234,7 @@ class Provider:
             token=token,
             client_id=found.client_id,
             scopes=list(found.scopes),
-            expires_at=_epoch(found.expires_at),
+            expires_at=int(self._deadline(found.expires_at)),
             resource=found.resource,
             subject=found.user_id,
         )
