@@ -121,6 +121,20 @@ def test_a_one_time_link_logs_the_local_user_in_once(web: TestClient, app: App) 
     assert web.get("/queue").status_code == 303
 
 
+def test_a_one_time_link_can_lead_on_to_a_page_of_this_site_only(web: TestClient, app: App) -> None:
+    """``/login/CODE?next=/oauth/consent?...`` signs in and returns to the consent step; other targets go home."""
+    for target, landing in (
+        ("/clients", "/clients"),
+        ("//evil.example/x", "/queue"),
+        ("https://evil.example", "/queue"),
+    ):
+        web.cookies.clear()
+        line = auth.login_link(app, "http://127.0.0.1:8787")
+        path = line.split()[1].removeprefix("http://127.0.0.1:8787")
+        done = web.get(path, params={"next": target})
+        assert done.status_code == 303 and done.headers["location"] == landing, target
+
+
 def test_login_codes_expire_and_belong_to_one_data_directory() -> None:
     now = [1000.0]
     codes = auth.LoginCodes(ttl_s=60, clock=lambda: now[0])
