@@ -7,10 +7,19 @@ then inserts COUNT memories of alice's, one transaction each, with contents
 one transaction each until STOP_FILE exists (at most 100,000 rows or two minutes).
 ``python -m tests.store.writer hold URL NAME`` takes a named lock, prints
 ``held`` and sleeps until killed.
+``python -m tests.store.writer share URL TAG COUNT FOLDER TAGS`` (SQLite, the
+graph index): searches once (so its index is live), inserts COUNT memories
+``TAG n`` searching after each, marks FOLDER/TAG done, waits until every tag
+of the comma-separated TAGS is done, then prints as JSON how many memories of
+each tag it finds through its index.
+``python -m tests.store.writer save-forever URL`` (SQLite, the graph index):
+inserts memories and saves index snapshots, printing ``saving`` before each
+save, until killed.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import zlib
@@ -20,6 +29,9 @@ import numpy as np
 
 from tests.store.factories import DIM, memory, put, random_unit
 from zero_memory.store import open_store
+from zero_memory.store.sqlite import SQLiteStore
+
+GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
 
 
 def vector_for(content: str) -> np.ndarray:
@@ -62,6 +74,48 @@ def hold(url: str, name: str) -> None:
         time.sleep(600)
 
 
+def found_by_index(store: SQLiteStore, contents: list[str]) -> int:
+    """How many of these memories a search for each one's own vector returns first."""
+    found = 0
+    for content in contents:
+        with store.tx() as tx:
+            hits = tx.similar(vector_for(content), floor=0.999, limit=1)
+        found += bool(hits) and hits[0].memory.content == content
+    return found
+
+
+def share(url: str, tag: str, count: int, folder: Path, tags: list[str]) -> None:
+    store = SQLiteStore.open(url, dim=DIM, **GRAPH)
+    try:
+        found_by_index(store, ["warm"])
+        for n in range(count):
+            content = f"{tag} {n}"
+            with store.tx(write=True) as tx:
+                put(tx, memory(content, minutes=n), vector_for(content))
+            found_by_index(store, [content])
+        (folder / f"done-{tag}").touch()
+        deadline = time.monotonic() + 120
+        while not all((folder / f"done-{t}").exists() for t in tags) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        print(json.dumps({t: found_by_index(store, [f"{t} {n}" for n in range(count)]) for t in tags}), flush=True)
+    finally:
+        store.close()
+
+
+def save_forever(url: str) -> None:
+    store = SQLiteStore.open(url, dim=DIM, **GRAPH)
+    n = 0
+    while True:
+        with store.tx(write=True) as tx:
+            for _ in range(200):
+                content = f"saved {n}"
+                put(tx, memory(content, minutes=n), vector_for(content))
+                n += 1
+        found_by_index(store, [f"saved {n - 1}"])
+        print("saving", flush=True)
+        store.save_index()
+
+
 def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "insert":
@@ -70,6 +124,10 @@ def main(argv: list[str]) -> None:
         stream(url, rest[0], Path(rest[1]))
     elif command == "hold":
         hold(url, rest[0])
+    elif command == "share":
+        share(url, rest[0], int(rest[1]), Path(rest[2]), rest[3].split(","))
+    elif command == "save-forever":
+        save_forever(url)
     else:
         raise SystemExit(f"unknown command {command!r}")
 

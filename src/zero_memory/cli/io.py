@@ -35,12 +35,14 @@ def import_command(
         print_json(report.to_dict())
         return
     console.print(
-        f"imported {len(report.imported)}, skipped {report.skipped} already stored, failed {len(report.failed)}",
+        f"imported {report.imported}, skipped {report.skipped} already stored, failed {report.failed_total}",
         highlight=False,
     )
     for failure in report.failed:
         console.print(f"  {failure['record']}: {failure['error']}", highlight=False, markup=False)
-    if report.failed:
+    if report.failed_total > len(report.failed):
+        console.print(f"  … and {report.failed_total - len(report.failed)} more", highlight=False)
+    if report.failed_total:
         raise typer.Exit(1)
 
 

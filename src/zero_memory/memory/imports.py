@@ -1,5 +1,8 @@
 """Curated import: a JSONL file or a folder of Markdown files, as rank-1 memories.
 
+Streamed: records are read, embedded and written a batch at a time, and the
+report keeps counts, so an import of a million memories runs in bounded memory.
+
 Idempotent per content hash (an owner's text already stored, in any state, is
 skipped); ``source.imported_from`` records the directory the memory came
 from, which pins it to that project for the cross-project predicate. Every
@@ -28,6 +31,7 @@ from zero_memory.memory.targets import SessionState, shorthand, write_target
 from zero_memory.memory.validation import check_fields, check_text, invalid_input
 
 BATCH = 256
+MAX_REPORTED_FAILURES = 1_000
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
@@ -42,12 +46,23 @@ class ImportRecord(BaseModel):
 
 @dataclass
 class ImportReport:
-    imported: list[str] = field(default_factory=list)
+    """Counts, and the first ``MAX_REPORTED_FAILURES`` failures: an import of any size holds a bounded report."""
+
+    imported: int = 0
     skipped: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    failed_total: int = 0
+
+    def fail(self, record: str, error: str) -> None:
+        self.failed_total += 1
+        if len(self.failed) < MAX_REPORTED_FAILURES:
+            self.failed.append({"record": record, "error": error})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": len(self.imported), "skipped": self.skipped, "failed": self.failed}
+        report: dict[str, Any] = {"imported": self.imported, "skipped": self.skipped, "failed": self.failed}
+        if self.failed_total > len(self.failed):
+            report["failed_total"] = self.failed_total
+        return report
 
 
 def read_records(path: Path) -> Iterator[tuple[str, ImportRecord | str, str]]:
@@ -113,7 +128,7 @@ def import_path(
     batch: list[tuple[str, ImportRecord, str]] = []
     for where, record, directory in read_records(path):
         if isinstance(record, str):
-            report.failed.append({"record": where, "error": record})
+            report.fail(where, record)
             continue
         batch.append((where, record, directory))
         if len(batch) >= BATCH:
@@ -142,7 +157,7 @@ def _write_batch(
             check_text("content", record.content)
             check_fields({"content": record.content, **{f"source.{k}": v for k, v in source.items()}})
         except errors.ZMError as error:
-            report.failed.append({"record": where, "error": str(error)})
+            report.fail(where, str(error))
             continue
         accepted.append((record, where, source))
     if not accepted:
@@ -170,7 +185,7 @@ def _write_batch(
                 if not vis.can_write(target):
                     raise errors.validation(f"scope: {target} is read-only for you")
             except errors.ZMError as error:
-                report.failed.append({"record": where, "error": str(error)})
+                report.fail(where, str(error))
                 continue
             digest = content_hash(record.content)
             if tx.find_by_hash(caller.uid, digest):
@@ -200,4 +215,4 @@ def _write_batch(
                 run_id=None,
                 at=now,
             )
-            report.imported.append(memory.id)
+            report.imported += 1

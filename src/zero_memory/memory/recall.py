@@ -93,7 +93,8 @@ def recall(
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
         by_vector = [
-            n.memory.id for n in tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered)
+            n.memory.id
+            for n in tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
         ]
         by_text = tx.fulltext(query, scopes=covered, limit=pool)
         fused = rrf([by_vector, by_text])

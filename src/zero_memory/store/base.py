@@ -199,6 +199,7 @@ class Tx(Protocol):
         scopes: Collection[str] | None = None,
         owner: str | None = None,
         exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
     ) -> list[Neighbour]: ...
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]

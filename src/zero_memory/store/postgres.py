@@ -105,11 +105,14 @@ class PostgresTx(SqlTx):
         scopes: Collection[str] | None = None,
         owner: str | None = None,
         exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
     ) -> list[Neighbour]:
-        if limit <= 0 or (scopes is not None and not scopes):
+        if limit <= 0 or (scopes is not None and not scopes) or (kinds is not None and not kinds):
             return []
         fetch = limit + 8  # relaxed order may misplace a few rows at the edge: sorted below
-        query, params = self._similar_query(vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude)
+        query, params = self._similar_query(
+            vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude, kinds=kinds
+        )
         rows = self.conn.execute(query, params).fetchall()
         neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
         neighbours = [n for n in neighbours if n.similarity >= floor]
@@ -124,6 +127,7 @@ class PostgresTx(SqlTx):
         scopes: Collection[str] | None,
         owner: str | None,
         exclude: Collection[str],
+        kinds: Collection[str] | None = None,
     ) -> tuple[str, list[Any]]:
         """The nearest-neighbour query, exact or through the HNSW index, and its parameters."""
         dim = int(self.store.dim)
@@ -139,6 +143,9 @@ class PostgresTx(SqlTx):
         if owner is not None:
             where.append("owner = %s")
             params.append(owner)
+        if kinds is not None:
+            where.append("kind = ANY(%s::text[])")
+            params.append(sorted(str(k) for k in kinds))
         if exclude:
             where.append("id <> ALL(%s::text[])")
             params.append(sorted(exclude))

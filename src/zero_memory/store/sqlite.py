@@ -20,22 +20,33 @@ from typing import Any
 import numpy as np
 
 from zero_memory.clock import to_text, utcnow
-from zero_memory.domain.memory import Memory
 from zero_memory.store import migrations
-from zero_memory.store.base import SYSTEM, Neighbour
+from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
+from zero_memory.store.sqlite_vectors import SQLiteVectors
 from zero_memory.store.terms import terms
-from zero_memory.store.vector_index import Row, VectorIndex
+from zero_memory.store.vector_index import ANN_MIN_ROWS, EXACT_FILTER_ROWS, VectorIndex
 
 BUSY_TIMEOUT_MS = 60_000
 SELECTIVE_SEARCH_ROWS = 5_000
 POSTINGS_BUDGET = 2_000
+CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
 
 
-class SQLiteTx(SqlTx):
-    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection) -> None:
+class SQLiteTx(SQLiteVectors, SqlTx):
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, *, write: bool, changes: int) -> None:
         self.store = store
         self.conn = conn
+        self.dim = store.dim
+        self._write = write
+        self._changes = changes
+
+    @property
+    def index(self) -> VectorIndex:
+        return self.store.index
+
+    def read_only(self) -> bool:
+        return not self._write and self.conn.total_changes == self._changes
 
     def serialize(self, key: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already serializes every writer of the file."""
@@ -53,40 +64,6 @@ class SQLiteTx(SqlTx):
 
     def _vector_from_value(self, value: Any) -> np.ndarray:
         return np.frombuffer(value, dtype=np.float32).copy()
-
-    def _changed_rows(self, watermark: int) -> list[Row]:
-        cursor = self.conn.execute(
-            "SELECT id, owner, scope, status, embedding, rev FROM memories WHERE rev > ? ORDER BY rev", (watermark,)
-        )
-        return [(r[0], r[1], r[2], r[3] == "live", r[4], r[5]) for r in cursor.fetchall()]
-
-    def similar(
-        self,
-        vector: np.ndarray,
-        *,
-        floor: float,
-        limit: int,
-        scopes: Collection[str] | None = None,
-        owner: str | None = None,
-        exclude: Collection[str] = (),
-    ) -> list[Neighbour]:
-        index = self.store.index
-        index.refresh(self._changed_rows)
-        # Ask for a few more than needed: rows this transaction cannot see drop out below.
-        hits = index.search(vector, floor=floor, limit=limit + 8, scopes=scopes, owner=owner, exclude=exclude)
-        if not hits:
-            return []
-        found = self.get_memories([memory_id for memory_id, _ in hits], SYSTEM)
-        return _neighbours(hits, found, limit)
-
-    def similar_many(
-        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
-    ) -> list[list[Neighbour]]:
-        index = self.store.index
-        index.refresh(self._changed_rows)
-        batches = index.search_many(vectors, floor=floor, limit=limit + 8, owner=owner, excludes=excludes)
-        found = self.get_memories({memory_id for hits in batches for memory_id, _ in hits}, SYSTEM)
-        return [_neighbours(hits, found, limit) for hits in batches]
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
         words = self._selective(terms(query))
@@ -137,10 +114,19 @@ class SQLiteTx(SqlTx):
 class SQLiteStore:
     backend = "sqlite"
 
-    def __init__(self, path: Path, *, dim: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        dim: int,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        exact_filter_rows: int = EXACT_FILTER_ROWS,
+    ) -> None:
         self.path = path
         self.dim = dim
-        self.index = VectorIndex(dim)
+        self.index = VectorIndex(
+            dim, files=IndexFiles(path), ann_min_rows=ann_min_rows, exact_filter_rows=exact_filter_rows
+        )
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -148,9 +134,10 @@ class SQLiteStore:
         _LIVE_HOLDERS.add(self._holder)
 
     @classmethod
-    def open(cls, url: str, *, dim: int = 512, migrate: bool = True) -> SQLiteStore:
-        """The store of a ``sqlite:///PATH`` URL; ``migrate=False`` leaves the schema as it is."""
-        store = cls(sqlite_path(url), dim=dim)
+    def open(cls, url: str, *, dim: int = 512, migrate: bool = True, **index_options: int) -> SQLiteStore:
+        """The store of a ``sqlite:///PATH`` URL; ``migrate=False`` leaves the schema as it is;
+        ``index_options`` tune the vector index (tests, benchmarks)."""
+        store = cls(sqlite_path(url), dim=dim, **index_options)
         store.path.parent.mkdir(parents=True, exist_ok=True)
         if migrate:
             store.migrate()
@@ -170,6 +157,7 @@ class SQLiteStore:
             conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn
             self._local.depth = 0
+            self._local.tx = None
             with self._connections_lock:
                 self._connections.append(conn)
         return conn
@@ -181,23 +169,28 @@ class SQLiteStore:
             # A nested transaction joins the outer one.
             self._local.depth += 1
             try:
-                yield SQLiteTx(self, conn)
+                yield self._local.tx
             finally:
                 self._local.depth -= 1
             return
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        # The counter as committed when this transaction began: a rollback rewinds the index to it.
+        committed = _rev_counter(conn) if write else self.index.watermark
+        tx = self._local.tx = SQLiteTx(self, conn, write=write, changes=conn.total_changes)
         self._local.depth = 1
         try:
-            yield SQLiteTx(self, conn)
+            yield tx
         except BaseException:
+            if not tx.read_only():
+                # The index may hold rows this transaction wrote: they are read again, as committed.
+                self.index.rewind(committed)
             conn.execute("ROLLBACK")
-            # The index may hold rows this transaction wrote and just rolled back.
-            self.index.reset()
             raise
         else:
             conn.execute("COMMIT")
         finally:
             self._local.depth = 0
+            self._local.tx = None
 
     @contextmanager
     def advisory_lock(self, name: str) -> Iterator[bool]:
@@ -255,7 +248,14 @@ class SQLiteStore:
         done = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall()) if exists.fetchone() else {}
         return [name for _, name, _ in migrations.pending("sqlite", done)]
 
+    def save_index(self, *, at_least: int = 1) -> bool:
+        """Save a snapshot of the vector index if it has ``at_least`` unsaved changes."""
+        with self.tx() as tx:
+            return self.index.save(tx, at_least=at_least)
+
     def close(self) -> None:
+        with suppress(sqlite3.Error, OSError):
+            self.save_index(at_least=CLOSE_SAVE_ROWS)
         with self._connections_lock:
             for conn in self._connections:
                 with suppress(sqlite3.ProgrammingError):
@@ -269,12 +269,9 @@ def sqlite_path(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
 
 
-def _neighbours(hits: list[tuple[str, float]], found: dict[str, Memory], limit: int) -> list[Neighbour]:
-    """Index hits this transaction can see and that are live, most similar first."""
-    neighbours = [Neighbour(found[i], similarity) for i, similarity in hits if i in found and found[i].live]
-    # Equal similarities come in id order, as on PostgreSQL, not in index order.
-    neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
-    return neighbours[:limit]
+def _rev_counter(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM counters WHERE name = 'rev'").fetchone()
+    return int(row[0]) if row else 0
 
 
 # The lock holders of the stores open in this process.

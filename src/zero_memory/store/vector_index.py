@@ -1,31 +1,87 @@
-"""An in-process vector index over the SQLite store's embeddings.
+"""The SQLite store's vector index: candidates for a search, derived from the database.
 
-numpy brute force: one matrix product over every row, masked by scope, owner
-and liveness. It follows the database through the ``rev`` counter that every
-memory change takes, so writes from other processes appear at the next search.
+The database is the truth. This index only proposes candidate rows (by
+``seq``); the store then reads every candidate's row in the caller's
+transaction and scores it exactly from its float32 vector, so the index can
+miss a neighbour only by the graph's approximation, and can never invent one,
+return a row the filters exclude, or report an approximate similarity.
+
+It follows the database through the ``rev`` counter that every memory change
+takes (a trigger), so writes by any process appear at the next search. Below
+``ann_min_rows`` indexed rows it is an exact numpy scan (as fast as a graph
+there, and exact); above, an HNSW graph (``store/graph.py``) saved as a
+snapshot next to the database and caught up from it on the next start.
+
+Filters (owner, scopes, kinds, liveness) are exact: they are masks over the
+rows' current states. A graph search over-fetches in proportion to how few
+rows the mask keeps and widens until enough pass; a mask that keeps few rows
+is scanned whole instead.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-Row = tuple[str, str, str, bool, bytes | None, int]  # id, owner, scope, live, embedding, rev
+from zero_memory.store.graph import Graph
+from zero_memory.store.index_files import IndexFiles
+
+log = logging.getLogger(__name__)
+
+# (seq, owner, scope, kind, live, embedding, rev)
+Row = tuple[int, str, str, str, bool, bytes | None, int]
+# (seq, owner, scope, kind, live, has a vector of this index's dimension, rev)
+State = tuple[int, str, str, str, bool, bool, int]
+
+ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the graph (measured)
+EXACT_FILTER_ROWS = 3_000  # a filter keeping at most this many rows is scanned whole
+MAX_FETCH = 4_096  # widest graph search before scanning the filtered rows whole
+PAGE = 5_000  # rows read from the database at a time while catching up
+SAVE_MIN_ROWS = 10_000  # changes applied since the last snapshot before saving another
+SIMILARITY_SLACK = 0.02  # int8 scores vs exact ones: keep candidates this far below the floor
 
 
-@dataclass
+class Source(Protocol):
+    """What the index reads from the database, inside the caller's transaction."""
+
+    def changed_rows(self, after_rev: int, limit: int) -> list[Row]: ...
+    def rows_by_seq(self, seqs: Collection[int]) -> list[Row]: ...
+    def row_states(self, after_seq: int, limit: int) -> list[State]: ...
+    def anchor(self, watermark: int) -> tuple[int, str] | None: ...
+    def anchor_holds(self, watermark: int, anchor_rev: int, anchor_id: str) -> bool: ...
+    def can_save(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    scopes: frozenset[str] | None = None
+    owner: str | None = None
+    kinds: frozenset[str] | None = None
+
+    @classmethod
+    def of(cls, scopes: Collection[str] | None, owner: str | None, kinds: Collection[str] | None = None) -> Filter:
+        return cls(
+            frozenset(scopes) if scopes is not None else None,
+            owner,
+            frozenset(str(k) for k in kinds) if kinds is not None else None,
+        )
+
+
 class _Codes:
-    """Small integer codes for repeated strings (owners, scopes)."""
+    """Small integer codes for repeated strings (owners, scopes, kinds); 0 is never used."""
 
-    index: dict[str, int]
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
 
     def code(self, value: str) -> int:
         found = self.index.get(value)
         if found is None:
-            found = self.index[value] = len(self.index)
+            found = self.index[value] = len(self.index) + 1
         return found
 
     def codes(self, values: Iterable[str]) -> np.ndarray:
@@ -33,146 +89,374 @@ class _Codes:
 
 
 class VectorIndex:
-    def __init__(self, dim: int) -> None:
+    def __init__(
+        self,
+        dim: int,
+        *,
+        files: IndexFiles | None = None,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        exact_filter_rows: int = EXACT_FILTER_ROWS,
+    ) -> None:
         self.dim = dim
+        self.files = files
+        self.ann_min_rows = ann_min_rows
+        self.exact_filter_rows = exact_filter_rows
         self.lock = threading.RLock()
+        self._clear()
+
+    def _clear(self) -> None:
         self.watermark = 0
-        self._ids: list[str] = []
-        self._pos: dict[str, int] = {}
-        self._matrix = np.zeros((0, dim), dtype=np.float32)
+        self.loaded = False
+        self.restored_from: str | None = None  # the snapshot the index started from, if any
+        self._owners, self._scopes, self._kinds = _Codes(), _Codes(), _Codes()
         self._owner = np.zeros(0, dtype=np.int32)
         self._scope = np.zeros(0, dtype=np.int32)
+        self._kind = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
-        self._owners = _Codes({})
-        self._scopes = _Codes({})
-        self._version = 0
-        self._masks: dict[tuple[frozenset[str] | None, str | None], tuple[int, np.ndarray]] = {}
+        self._has = np.zeros(0, dtype=bool)  # the row has a vector in the matrix or the graph
+        self._rev = np.zeros(0, dtype=np.int64)
+        self._matrix: np.ndarray | None = np.zeros((0, self.dim), dtype=np.float32)  # exact mode, rows by seq
+        self._graph: Graph | None = None
+        self._masks: dict[Filter, np.ndarray] = {}
+        self._suspects: set[int] = set()
+        self._unsaved = 0
 
-    def __len__(self) -> int:
-        return len(self._ids)
+    # -- state ------------------------------------------------------------------------
 
-    def _mask(self, n: int, scopes: Collection[str] | None, owner: str | None) -> np.ndarray | None:
-        """Live rows in the scopes and of the owner asked for; cached until the index changes."""
-        key = (frozenset(scopes) if scopes is not None else None, owner)
-        cached = self._masks.get(key)
-        if cached is not None and cached[0] == self._version and len(cached[1]) == n:
-            return cached[1]
-        mask = self._live[:n].copy()
-        if scopes is not None:
-            mask &= np.isin(self._scope[:n], self._scopes.codes(scopes))
-        if owner is not None:
-            code = self._owners.index.get(owner)
-            if code is None:
-                return None
-            mask &= self._owner[:n] == code
-        if len(self._masks) >= 64:
-            self._masks.clear()
-        self._masks[key] = (self._version, mask)
-        return mask
+    @property
+    def indexed(self) -> int:
+        return int(self._has.sum())
+
+    @property
+    def uses_graph(self) -> bool:
+        return self._graph is not None
 
     def reset(self) -> None:
+        """Forget everything: the next search rebuilds from a snapshot or the database."""
         with self.lock:
-            self.__init__(self.dim)  # type: ignore[misc]
+            self._clear()
 
-    def refresh(self, fetch: Callable[[int], list[Row]]) -> None:
-        """Apply every row changed since the watermark."""
+    def rewind(self, committed_rev: int) -> None:
+        """A transaction that may have shown this index its own writes rolled back.
+
+        Every row applied above ``committed_rev`` (the counter when that
+        transaction began) is read again at the next refresh, in whatever
+        state the database then has; the counter values it used will be
+        reused by the next writer, so the watermark goes back too.
+        """
         with self.lock:
-            rows = fetch(self.watermark)
-            for memory_id, owner, scope, live, blob, rev in rows:
-                self._apply(memory_id, owner, scope, live, blob)
-                self.watermark = max(self.watermark, rev)
-            if rows:
-                self._version += 1
-
-    def _apply(self, memory_id: str, owner: str, scope: str, live: bool, blob: bytes | None) -> None:
-        vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
-        usable = vector is not None and vector.shape[0] == self.dim
-        pos = self._pos.get(memory_id)
-        if pos is None:
-            if not usable:
+            if self.watermark <= committed_rev:
                 return
-            pos = len(self._ids)
-            self._grow(pos + 1)
-            self._ids.append(memory_id)
-            self._pos[memory_id] = pos
-        if usable:
-            self._matrix[pos] = vector
-        self._owner[pos] = self._owners.code(owner)
-        self._scope[pos] = self._scopes.code(scope)
-        self._live[pos] = live and usable
+            self._suspects.update(int(s) for s in np.flatnonzero(self._rev > committed_rev))
+            self.watermark = committed_rev
+
+    def refresh(self, source: Source) -> None:
+        """Bring the index up to the database as the caller's transaction sees it."""
+        with self.lock:
+            if not self.loaded:
+                self._load(source)
+            if self._suspects:
+                suspects, self._suspects = sorted(self._suspects), set()
+                found = {row[0]: row for row in source.rows_by_seq(suspects)}
+                # Their current revs may be above rows not yet caught up: the watermark stays.
+                self._apply([found.get(seq) or _gone(seq) for seq in suspects], threads=1, advance=False)
+            while True:
+                rows = source.changed_rows(self.watermark, PAGE)
+                self._apply(rows, threads=2 if len(rows) > 64 else 1)
+                if len(rows) < PAGE:
+                    break
+            if self._graph is None and self.indexed >= self.ann_min_rows:
+                self._build_graph()
+            if self._should_save() and source.can_save():
+                self.save(source)
+
+    # -- loading and saving -------------------------------------------------------------
+
+    def _load(self, source: Source) -> None:
+        """Start from the newest snapshot that belongs to this database, or from nothing."""
+        self.loaded = True
+        if self.files is None:
+            return
+        self.files.sweep_temporaries()
+        for snapshot in self.files.snapshots():
+            if not source.anchor_holds(snapshot.watermark, snapshot.anchor_rev, snapshot.anchor_id):
+                log.info("vector index: %s belongs to another history of the database", snapshot.name)
+                self.files.discard(snapshot)
+                continue
+            try:
+                graph = Graph.restore(snapshot.path, self.dim)
+            except (ValueError, RuntimeError, OSError) as error:
+                log.warning("vector index: %s cannot be read (%s); trying an older one", snapshot.name, error)
+                self.files.discard(snapshot)
+                continue
+            if len(graph) < self.ann_min_rows:
+                return  # small enough for the exact scan, built from the database
+            self._adopt(graph, snapshot.watermark, source)
+            self.restored_from = snapshot.name
+            return
+
+    def _adopt(self, graph: Graph, watermark: int, source: Source) -> None:
+        """Take a restored graph: states from the database, vectors it lacks or should not have reconciled.
+
+        Rows changed after the snapshot are caught up by the refresh that follows
+        (from ``watermark``); the rows at or below it must all be in the graph,
+        and anything else in the graph must go: a snapshot cannot lose or invent
+        a row even if it was made by a process that saw another state.
+        """
+        self._matrix = None
+        self._graph = graph
+        keys = graph.keys()
+        in_graph = np.zeros(int(keys.max()) + 1 if len(keys) else 0, dtype=bool)
+        in_graph[keys] = True
+        missing: list[int] = []
+        after = 0
+        while True:
+            states = source.row_states(after, PAGE)
+            for seq, owner, scope, kind, live, usable, rev in states:
+                self._set_state(seq, owner, scope, kind, live, rev)
+                present = seq < len(in_graph) and bool(in_graph[seq])
+                if present:
+                    in_graph[seq] = False
+                if rev > watermark:
+                    # Caught up below; its vector, if any, is replaced then.
+                    self._has[seq] = present
+                elif usable and not present:
+                    missing.append(seq)
+                elif present and not usable:
+                    graph.remove([seq])
+                else:
+                    self._has[seq] = present
+            if len(states) < PAGE:
+                break
+            after = states[-1][0]
+        strays = np.flatnonzero(in_graph)
+        if len(strays):
+            graph.remove(strays)
+        for start in range(0, len(missing), PAGE):
+            self._apply(source.rows_by_seq(missing[start : start + PAGE]), threads=2, advance=False)
+        if missing or len(strays):
+            log.warning("vector index: snapshot reconciled (%d rows added, %d removed)", len(missing), len(strays))
+        self.watermark = watermark
+        self._unsaved = len(missing) + len(strays)
+
+    def _should_save(self) -> bool:
+        return (
+            self.files is not None
+            and self._graph is not None
+            and self._unsaved >= max(SAVE_MIN_ROWS, self.indexed // 10)
+        )
+
+    def save(self, source: Source, *, at_least: int = 1) -> bool:
+        """Write a snapshot of the graph if it has ``at_least`` changes not yet saved."""
+        with self.lock:
+            if self.files is None or self._graph is None or self._unsaved < at_least or self._suspects:
+                return False
+            anchor = source.anchor(self.watermark)
+            if anchor is None:
+                return False
+            graph = self._graph
+            self.files.write(self.watermark, anchor[0], anchor[1], graph.save)
+            self._unsaved = 0
+            return True
+
+    # -- applying changes ---------------------------------------------------------------
 
     def _grow(self, needed: int) -> None:
-        capacity = self._matrix.shape[0]
+        capacity = len(self._live)
         if needed <= capacity:
             return
-        new_capacity = max(needed, capacity * 2, 1024)
-        matrix = np.zeros((new_capacity, self.dim), dtype=np.float32)
-        matrix[:capacity] = self._matrix
-        self._matrix = matrix
-        for name in ("_owner", "_scope", "_live"):
+        new = max(needed, capacity * 2, 1024)
+        for name in ("_owner", "_scope", "_kind", "_live", "_has", "_rev"):
             old = getattr(self, name)
-            grown = np.zeros(new_capacity, dtype=old.dtype)
+            grown = np.zeros(new, dtype=old.dtype)
             grown[:capacity] = old
             setattr(self, name, grown)
+        if self._matrix is not None:
+            matrix = np.zeros((new, self.dim), dtype=np.float32)
+            matrix[:capacity] = self._matrix
+            self._matrix = matrix
+        self._masks.clear()
 
-    def search_many(
-        self,
-        vectors: np.ndarray,
-        *,
-        floor: float,
-        limit: int,
-        owner: str | None,
-        excludes: list[Collection[str]],
-    ) -> list[list[tuple[str, float]]]:
-        """Neighbours of many vectors with one matrix product (the sweep's subjects, batched)."""
-        with self.lock:
-            n = len(self._ids)
-            if n == 0 or limit <= 0 or len(vectors) == 0:
-                return [[] for _ in range(len(vectors))]
-            base = self._mask(n, None, owner)
-            if base is None:
-                return [[] for _ in range(len(vectors))]
-            # One matrix product for the whole batch, one contiguous row of scores per vector.
-            sims = np.asarray(vectors, dtype=np.float32) @ self._matrix[:n].T
-            sims += np.where(base, np.float32(0), np.float32(-np.inf))
-            results = []
-            for row, exclude in zip(sims, excludes, strict=True):
-                for memory_id in exclude:
-                    pos = self._pos.get(memory_id)
-                    if pos is not None:
-                        row[pos] = -np.inf
-                above = np.flatnonzero(row >= floor)
-                if len(above) > limit:
-                    above = above[np.argpartition(-row[above], limit - 1)[:limit]]
-                above = above[np.argsort(-row[above], kind="stable")]
-                results.append([(self._ids[i], float(row[i])) for i in above])
-            return results
+    def _set_state(self, seq: int, owner: str, scope: str, kind: str, live: bool, rev: int) -> None:
+        self._grow(seq + 1)
+        self._owner[seq] = self._owners.code(owner)
+        self._scope[seq] = self._scopes.code(scope)
+        self._kind[seq] = self._kinds.code(kind)
+        self._live[seq] = live
+        self._rev[seq] = rev
 
-    def search(
-        self,
-        vector: np.ndarray,
-        *,
-        floor: float,
-        limit: int,
-        scopes: Collection[str] | None,
-        owner: str | None,
-        exclude: Collection[str],
-    ) -> list[tuple[str, float]]:
+    def _apply(self, rows: list[Row], *, threads: int, advance: bool = True) -> None:
+        if not rows:
+            return
+        added_keys: list[int] = []
+        added: list[np.ndarray] = []
+        removed: list[int] = []
+        for seq, owner, scope, kind, live, blob, rev in rows:
+            self._set_state(seq, owner, scope, kind, live, rev)
+            if advance:
+                self.watermark = max(self.watermark, rev)
+            vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
+            if vector is None or vector.shape[0] != self.dim:
+                if self._has[seq]:
+                    removed.append(seq)
+                self._has[seq] = False
+                continue
+            if self._matrix is not None:
+                self._matrix[seq] = vector
+            elif not self._has[seq] or _moved(self._graph, seq, vector):
+                added_keys.append(seq)
+                added.append(vector)
+            self._has[seq] = True
+        if self._graph is not None:
+            if removed:
+                self._graph.remove(removed)
+            if added_keys:
+                self._graph.add(np.array(added_keys), np.stack(added), threads=threads)
+        if self._masks:
+            seqs = np.array([row[0] for row in rows])
+            for flt, mask in self._masks.items():
+                mask[seqs] = self._matches(flt, seqs)
+        self._unsaved += len(rows)
+
+    def _build_graph(self) -> None:
+        """Leave the exact scan: put every vector in a graph and drop the matrix."""
+        assert self._matrix is not None
+        graph = Graph(self.dim)
+        seqs = np.flatnonzero(self._has)
+        for start in range(0, len(seqs), PAGE):
+            chunk = seqs[start : start + PAGE]
+            graph.add(chunk, self._matrix[chunk], threads=2)
+        self._graph, self._matrix = graph, None
+        self._unsaved = len(seqs)
+
+    # -- filters ------------------------------------------------------------------------
+
+    def _matches(self, flt: Filter, seqs: np.ndarray | slice) -> np.ndarray:
+        mask = self._live[seqs] & self._has[seqs]
+        if flt.owner is not None:
+            mask &= self._owner[seqs] == self._owners.index.get(flt.owner, -1)
+        if flt.scopes is not None:
+            mask &= np.isin(self._scope[seqs], self._scopes.codes(flt.scopes))
+        if flt.kinds is not None:
+            mask &= np.isin(self._kind[seqs], self._kinds.codes(flt.kinds))
+        return mask
+
+    def _mask(self, flt: Filter) -> np.ndarray:
+        """Rows the filter keeps, by seq; cached per filter and updated row by row as changes arrive."""
+        mask = self._masks.get(flt)
+        if mask is None:
+            if len(self._masks) >= 64:
+                self._masks.clear()
+            mask = self._masks[flt] = self._matches(flt, slice(None))
+        return mask
+
+    # -- search -------------------------------------------------------------------------
+
+    def candidates(self, vector: np.ndarray, flt: Filter, *, want: int, floor: float) -> list[tuple[int, float]]:
+        """Up to ``want`` rows the filter keeps, most similar first, above ``floor`` (less a slack
+        when the scores are approximate): (seq, similarity)."""
+        return self.candidates_many(np.atleast_2d(vector), flt, want=want, floor=floor)[0]
+
+    def candidates_many(
+        self, vectors: np.ndarray, flt: Filter, *, want: int, floor: float, threads: int = 1
+    ) -> list[list[tuple[int, float]]]:
         with self.lock:
-            n = len(self._ids)
-            if n == 0 or limit <= 0:
-                return []
-            base = self._mask(n, scopes, owner)
-            if base is None:
-                return []
-            mask = base
-            positions = [self._pos[m] for m in exclude if m in self._pos]
-            if positions:
-                mask = base.copy()
-                mask[positions] = False
-            sims = self._matrix[:n] @ vector.astype(np.float32, copy=False)
-            sims = np.where(mask, sims, -np.inf)
-            k = min(limit, n)
-            top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.argsort(-sims[top], kind="stable")]
-            return [(self._ids[i], float(sims[i])) for i in top if sims[i] >= floor][:limit]
+            vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
+            mask = self._mask(flt)
+            population = int(mask.sum())
+            if population == 0 or want <= 0:
+                return [[] for _ in range(len(vectors))]
+            if self._matrix is not None:
+                return [_top(row, want, floor) for row in self._scores(vectors, self._matrix, mask)]
+            assert self._graph is not None
+            if population <= self.exact_filter_rows:
+                return self._scan(vectors, mask, want, floor)
+            fetch = _fetch_for(want, population / max(self.indexed, 1))
+            keys, sims = self._graph.search(vectors, fetch, threads=threads)
+            results: list[list[tuple[int, float]] | None] = []
+            for row_keys, row_sims in zip(keys, sims, strict=True):
+                results.append(self._kept(row_keys, row_sims, mask, want, floor - SIMILARITY_SLACK, fetch))
+            for n, found in enumerate(results):
+                if found is None:
+                    results[n] = self._widen(vectors[n], mask, want, floor, fetch)
+            return [r or [] for r in results]
+
+    def _kept(
+        self,
+        keys: np.ndarray,
+        sims: np.ndarray,
+        mask: np.ndarray,
+        want: int,
+        floor: float,
+        fetch: int,
+    ) -> list[tuple[int, float]] | None:
+        """The hits the mask keeps, or None when the search may not have reached enough of them."""
+        valid = (keys >= 0) & (keys < len(mask))
+        keys, sims = keys[valid], sims[valid]
+        keep = mask[keys] & (sims >= floor)
+        found = [(int(k), float(s)) for k, s in zip(keys[keep], sims[keep], strict=True)]
+        exhausted = len(keys) < fetch or (len(sims) > 0 and sims[-1] < floor)
+        if len(found) >= want or exhausted:
+            return found[:want]
+        return None
+
+    def _widen(
+        self, vector: np.ndarray, mask: np.ndarray, want: int, floor: float, fetch: int
+    ) -> list[tuple[int, float]]:
+        assert self._graph is not None
+        while fetch < MAX_FETCH:
+            fetch = min(fetch * 4, MAX_FETCH)
+            keys, sims = self._graph.search(vector, fetch)
+            found = self._kept(keys[0], sims[0], mask, want, floor - SIMILARITY_SLACK, fetch)
+            if found is not None:
+                return found
+        return self._scan(vector[None, :], mask, want, floor)[0]
+
+    def _scan(self, vectors: np.ndarray, mask: np.ndarray, want: int, floor: float) -> list[list[tuple[int, float]]]:
+        """Score every row the mask keeps (from the graph's stored vectors)."""
+        assert self._graph is not None
+        seqs = np.flatnonzero(mask)
+        results: list[list[tuple[int, float]]] = [[] for _ in range(len(vectors))]
+        for start in range(0, len(seqs), PAGE):
+            chunk = seqs[start : start + PAGE]
+            sims = vectors @ self._graph.vectors(chunk).T
+            for n, row in enumerate(sims):
+                results[n] += [(int(chunk[i]), float(row[i])) for i in np.flatnonzero(row >= floor - SIMILARITY_SLACK)]
+        return [sorted(found, key=lambda hit: -hit[1])[: max(want * 2, want + 16)] for found in results]
+
+    @staticmethod
+    def _scores(vectors: np.ndarray, matrix: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        n = len(mask)
+        sims = vectors @ matrix[:n].T
+        sims += np.where(mask, np.float32(0), np.float32(-np.inf))
+        return sims
+
+
+def _top(row: np.ndarray, want: int, floor: float) -> list[tuple[int, float]]:
+    above = np.flatnonzero(row >= floor)
+    if len(above) > want:
+        above = above[np.argpartition(-row[above], want - 1)[:want]]
+    above = above[np.argsort(-row[above], kind="stable")]
+    return [(int(i), float(row[i])) for i in above]
+
+
+def _fetch_for(want: int, selectivity: float) -> int:
+    """How many graph neighbours to ask for so that ``want`` of them likely pass a filter."""
+    # Twice the candidates wanted: the benchmark corpus has dense clusters of near-duplicates, where a
+    # narrower search misses some of the exact top ten (recall@10 0.974 at 1.25×, 0.988 at 2×).
+    return int(min(MAX_FETCH, max(want * 2, want / max(selectivity, 1e-6) * 1.5) + 16))
+
+
+def _moved(graph: Graph | None, seq: int, vector: np.ndarray) -> bool:
+    """Whether a row's new vector differs from the graph's copy by more than int8 rounding."""
+    if graph is None:
+        return True
+    stored = graph.vectors(np.array([seq]))
+    if len(stored) == 0:
+        return True
+    return float(stored[0] @ vector) < 0.99 * float(np.linalg.norm(vector))
+
+
+def _gone(seq: int) -> Row:
+    """A row that no longer exists: nothing to find."""
+    return (seq, "", "", "", False, None, 0)

@@ -37,6 +37,7 @@ class SqlBase:
         scopes: Collection[str] | None = None,
         owner: str | None = None,
         exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
     ) -> list[Neighbour]:
         raise NotImplementedError
 

@@ -140,9 +140,6 @@ class MemoryQueries(SqlBase):
         if owner is not None:
             where.append("owner = ?")
             params.append(owner)
-        if since is not None:
-            where.append("(created_at >= ? OR updated_at >= ?)")
-            params += [to_text(since), to_text(since)]
         if after is not None:
             where.append("(created_at > ? OR (created_at = ? AND id > ?))")
             params += [to_text(after[0]), to_text(after[0]), after[1]]
@@ -154,11 +151,17 @@ class MemoryQueries(SqlBase):
             where.append("substr(scope, 1, ?) = ?")
             params += [len(scope_prefix), scope_prefix]
         order = "DESC" if newest_first else "ASC"
-        rows = self._query(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
-            f"ORDER BY created_at {order}, id {order} LIMIT ?",
-            [*params, limit],
-        )
+        condition = " AND ".join(where)
+        if since is None:
+            select, select_params = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {condition}", params
+        else:
+            # Created since, or touched since: two index range scans, not a pass over all of the owner's rows.
+            select = (
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {condition} AND created_at >= ? UNION "
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {condition} AND updated_at >= ?"
+            )
+            select_params = [*params, to_text(since), *params, to_text(since)]
+        rows = self._query(f"{select} ORDER BY created_at {order}, id {order} LIMIT ?", [*select_params, limit])
         return [memory_from_row(r) for r in rows]
 
     def iter_memories(self, *, batch: int = 500) -> Iterator[Memory]:

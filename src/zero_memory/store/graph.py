@@ -1,0 +1,110 @@
+"""An HNSW graph of memory vectors, keyed by the memory's ``seq``: a thin adapter over usearch.
+
+usearch was chosen by measurement (docs/benchmarks.md, "Choosing the index"):
+at 100k memories it builds and adds fastest, supports removing and replacing
+a key, saves to and restores from one file, and stores vectors as int8, which
+keeps a million 512-dimension vectors in ~0.7 GB with the graph. Scores it
+returns are approximate (int8); the store re-scores every hit exactly from the
+database's float32 vector, so only which rows are candidates depends on the
+graph, never a similarity a caller sees.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from usearch.index import Index
+
+CONNECTIVITY = 16  # edges per node: recall@10 ≥ 0.99 on the benchmark corpus at 100k and 1M
+EXPANSION_ADD = 128  # candidates kept while linking a new node
+EXPANSION_SEARCH = 128  # candidates kept while searching; raised to the number asked for when larger
+DTYPE = "i8"
+
+
+class Graph:
+    def __init__(self, dim: int, index: Index | None = None) -> None:
+        self.dim = dim
+        self._index = index or Index(
+            ndim=dim,
+            metric="cos",
+            dtype=DTYPE,
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
+        )
+        self._set_expansion(EXPANSION_SEARCH)  # not kept in the file
+
+    def _set_expansion(self, value: int) -> None:
+        # usearch declares the setter after the property, which type checkers read as read-only.
+        self._index.expansion_search = value  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @classmethod
+    def restore(cls, path: Path, dim: int) -> Graph:
+        """A graph saved by ``save``; ValueError when the file is not one of the expected shape."""
+        index = Index.restore(os.fspath(path))
+        if index is None or index.ndim != dim or str(index.dtype).lower().rsplit(".", 1)[-1] != DTYPE:
+            raise ValueError(f"{path.name}: not an index of {dim} {DTYPE} dimensions")
+        return cls(dim, index)
+
+    def save(self, path: Path) -> None:
+        self._index.save(os.fspath(path))
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray, *, threads: int = 1) -> None:
+        """Add new keys; a key already present is replaced."""
+        if len(keys) == 0:
+            return
+        keys = np.asarray(keys, dtype=np.uint64)
+        present = keys[self.contains(keys)]
+        if len(present):
+            self._index.remove(present)
+        self._index.add(keys, np.ascontiguousarray(vectors, dtype=np.float32), threads=threads)
+
+    def remove(self, keys: Sequence[int] | np.ndarray) -> None:
+        keys = np.asarray(keys, dtype=np.uint64)
+        present = keys[self.contains(keys)] if len(keys) else keys
+        if len(present):
+            self._index.remove(present)
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        if len(keys) == 0:
+            return np.zeros(0, dtype=bool)
+        return np.atleast_1d(np.asarray(self._index.contains(np.asarray(keys, dtype=np.uint64)), dtype=bool))
+
+    def keys(self) -> np.ndarray:
+        return np.asarray(self._index.keys, dtype=np.int64)
+
+    def vectors(self, keys: np.ndarray) -> np.ndarray:
+        """The stored (int8) vectors of present keys as float32 rows: for ranking, not for scores."""
+        if len(keys) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        found: Any = self._index.get(np.asarray(keys, dtype=np.uint64), dtype="f32")
+        return np.stack([np.asarray(v, dtype=np.float32) for v in found])
+
+    def search(self, vectors: np.ndarray, count: int, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, similarities) of each vector's ``count`` nearest, most similar first; -1 pads a short row."""
+        vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
+        if count <= 0 or len(self._index) == 0:
+            empty = np.full((len(vectors), 0), -1, dtype=np.int64)
+            return empty, np.zeros((len(vectors), 0), dtype=np.float32)
+        if count > EXPANSION_SEARCH:
+            self._set_expansion(count)
+        try:
+            found: Any = self._index.search(vectors, count, threads=threads)
+        finally:
+            self._set_expansion(EXPANSION_SEARCH)
+        keys = np.atleast_2d(np.asarray(found.keys)).astype(np.int64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            similarities = 1.0 - np.atleast_2d(np.asarray(found.distances, dtype=np.float32))
+        # One vector gives a Matches (its keys are the found ones), several a BatchMatches (padded rows).
+        counts = np.atleast_1d(np.asarray(getattr(found, "counts", len(np.asarray(found.keys)))))
+        for row, counted in enumerate(counts):
+            keys[row, counted:] = -1
+            similarities[row, counted:] = -np.inf
+        return keys, similarities

@@ -1,0 +1,207 @@
+"""Vector search on the SQLite store: the index proposes, the transaction's rows decide.
+
+Each candidate the index proposes is read back in the caller's transaction
+and kept only if that row is live, of the owner, in the scopes and of the
+kinds asked for, and not excluded; its similarity is computed from the row's
+float32 vector. The index also reads its catch-up rows through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+
+from zero_memory.store.base import Neighbour
+from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
+
+CHUNK = 500
+
+
+class SQLiteVectors:
+    """Mixed into ``SQLiteTx``: ``conn``, ``index`` and ``read_only`` come from it."""
+
+    conn: Any
+    dim: int
+
+    @property
+    def index(self) -> VectorIndex:
+        raise NotImplementedError
+
+    def read_only(self) -> bool:
+        raise NotImplementedError
+
+    # -- what the index reads ---------------------------------------------------------
+
+    def changed_rows(self, after_rev: int, limit: int) -> list[Row]:
+        cursor = self.conn.execute(
+            "SELECT seq, owner, scope, kind, status, embedding, rev FROM memories WHERE rev > ? ORDER BY rev LIMIT ?",
+            (after_rev, limit),
+        )
+        return [(r[0], r[1], r[2], r[3], r[4] == "live", r[5], r[6]) for r in cursor.fetchall()]
+
+    def rows_by_seq(self, seqs: Collection[int]) -> list[Row]:
+        rows: list[Row] = []
+        ordered = sorted(seqs)
+        for start in range(0, len(ordered), CHUNK):
+            chunk = ordered[start : start + CHUNK]
+            cursor = self.conn.execute(
+                "SELECT seq, owner, scope, kind, status, embedding, rev FROM memories "
+                f"WHERE seq IN ({marks(len(chunk))})",
+                chunk,
+            )
+            rows += [(r[0], r[1], r[2], r[3], r[4] == "live", r[5], r[6]) for r in cursor.fetchall()]
+        return rows
+
+    def row_states(self, after_seq: int, limit: int) -> list[State]:
+        cursor = self.conn.execute(
+            "SELECT seq, owner, scope, kind, status, embedding_dim, embedding IS NOT NULL, rev FROM memories "
+            "WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after_seq, limit),
+        )
+        dim = self.dim
+        return [(r[0], r[1], r[2], r[3], r[4] == "live", bool(r[6]) and r[5] == dim, r[7]) for r in cursor.fetchall()]
+
+    def anchor(self, watermark: int) -> tuple[int, str] | None:
+        row = self.conn.execute(
+            "SELECT rev, id FROM memories WHERE rev <= ? ORDER BY rev DESC LIMIT 1", (watermark,)
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def anchor_holds(self, watermark: int, anchor_rev: int, anchor_id: str) -> bool:
+        """Whether a snapshot made at ``watermark`` belongs to this database's history."""
+        counter = self.conn.execute("SELECT value FROM counters WHERE name = 'rev'").fetchone()
+        if counter is None or int(counter[0]) < watermark:
+            return False
+        row = self.conn.execute("SELECT rev FROM memories WHERE id = ?", (anchor_id,)).fetchone()
+        return row is not None and (int(row[0]) == anchor_rev or int(row[0]) > watermark)
+
+    def can_save(self) -> bool:
+        """A snapshot is saved only from a transaction with no writes of its own (they might roll back)."""
+        return self.read_only()
+
+    # -- search -------------------------------------------------------------------------
+
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
+    ) -> list[Neighbour]:
+        if limit <= 0:
+            return []
+        flt = Filter.of(scopes, owner, kinds)
+        index = self.index
+        index.refresh(self)
+        hits = index.candidates(vector, flt, want=_want(limit, len(exclude)), floor=floor)
+        return self._verified(vector[None, :], [hits], flt, [exclude], floor, limit)[0]
+
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]:
+        if limit <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        flt = Filter.of(None, owner)
+        index = self.index
+        index.refresh(self)
+        most = max((len(e) for e in excludes), default=0)
+        batches = index.candidates_many(vectors, flt, want=_want(limit, most), floor=floor, threads=2)
+        return self._verified(vectors, batches, flt, excludes, floor, limit)
+
+    def _verified(
+        self,
+        vectors: np.ndarray,
+        batches: list[list[tuple[int, float]]],
+        flt: Filter,
+        excludes: Sequence[Collection[str]],
+        floor: float,
+        limit: int,
+    ) -> list[list[Neighbour]]:
+        """Each search's candidates that pass every filter as this transaction sees them, scored exactly.
+
+        The filters are applied by SQLite to the candidates' rows; scoring reads
+        only their vectors; whole memories are read for the rows that make the cut.
+        """
+        ids, matrix, position = self._passing({seq for hits in batches for seq, _ in hits}, flt)
+        kept: list[list[tuple[float, str, int]]] = []
+        for vector, hits, excluded in zip(vectors, batches, excludes, strict=True):
+            exclude = set(excluded)
+            seqs = [seq for seq, _ in hits if seq in position and ids[position[seq]] not in exclude]
+            if not seqs:
+                kept.append([])
+                continue
+            rows = np.array([position[seq] for seq in seqs])
+            similarities = matrix[rows] @ np.asarray(vector, dtype=np.float32)
+            scored = [
+                (float(similarity), ids[row], seq)
+                for similarity, row, seq in zip(similarities, rows, seqs, strict=True)
+                if similarity >= floor
+            ]
+            # Equal similarities come in id order, as on PostgreSQL, not in index order.
+            scored.sort(key=lambda hit: (-hit[0], hit[1]))
+            kept.append(scored[:limit])
+        found = self._candidate_rows({seq for hits in kept for _, _, seq in hits})
+        return [
+            [Neighbour(memory_from_row(found[seq]), similarity) for similarity, _, seq in hits if seq in found]
+            for hits in kept
+        ]
+
+    def _passing(self, seqs: set[int], flt: Filter) -> tuple[list[str], np.ndarray, dict[int, int]]:
+        """(ids, vectors, row of each seq) of the candidates whose row passes the filter now."""
+        where = ["status = 'live'", "embedding_dim = ?"]
+        params: list[Any] = [self.dim]
+        if flt.owner is not None:
+            where.append("owner = ?")
+            params.append(flt.owner)
+        if flt.scopes is not None:
+            where.append(f"scope IN ({marks(len(flt.scopes))})")
+            params += sorted(flt.scopes)
+        if flt.kinds is not None:
+            where.append(f"kind IN ({marks(len(flt.kinds))})")
+            params += sorted(flt.kinds)
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        position: dict[int, int] = {}
+        ordered = sorted(seqs)
+        for start in range(0, len(ordered), CHUNK):
+            chunk = ordered[start : start + CHUNK]
+            cursor = self.conn.execute(
+                f"SELECT seq, id, embedding FROM memories WHERE seq IN ({marks(len(chunk))}) AND {' AND '.join(where)}",
+                [*chunk, *params],
+            )
+            for seq, memory_id, blob in cursor.fetchall():
+                if blob is not None and len(blob) == 4 * self.dim:
+                    position[seq] = len(ids)
+                    ids.append(memory_id)
+                    blobs.append(blob)
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
+        return ids, matrix, position
+
+    def _candidate_rows(self, seqs: set[int]) -> dict[int, dict[str, Any]]:
+        return self._rows_by_seq(seqs, f"seq, {MEMORY_COLUMNS}")
+
+    def _rows_by_seq(self, seqs: set[int], columns: str) -> dict[int, dict[str, Any]]:
+        found: dict[int, dict[str, Any]] = {}
+        ordered = sorted(seqs)
+        for start in range(0, len(ordered), CHUNK):
+            chunk = ordered[start : start + CHUNK]
+            cursor = self.conn.execute(f"SELECT {columns} FROM memories WHERE seq IN ({marks(len(chunk))})", chunk)
+            names = [d[0] for d in cursor.description]
+            for values in cursor.fetchall():
+                row = dict(zip(names, values, strict=True))
+                found[row["seq"]] = row
+        return found
+
+
+def _want(limit: int, excluded: int) -> int:
+    """Candidates to score exactly: room for excluded rows, and for the graph's int8 order and
+    approximate search misplacing near-ties at the edge (measured: recall@10 against the exact
+    scan 0.96 with half the limit as margin, 0.99 with twice the limit, on the benchmark corpus)."""
+    return limit + excluded + max(8, 2 * limit)

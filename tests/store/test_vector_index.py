@@ -1,0 +1,275 @@
+"""The SQLite store's vector index: snapshots, other processes, kills, filters."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.store.conftest import sqlite_url
+from tests.store.factories import DIM, add_users, at, memory, put, random_unit
+from tests.store.processes import writer
+from tests.store.writer import found_by_index, vector_for
+from zero_memory.domain.memory import InvalidationReason, Kind, Status
+from zero_memory.store import Store
+from zero_memory.store.index_files import IndexFiles
+from zero_memory.store.sqlite import SQLiteStore
+
+GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
+OWNERS = ["alice", "bob", "carol"]
+SCOPES = ["proj.alice.api", "user.alice", "proj.bob.web", "user.bob", "user.carol"]
+
+
+def open_graph(folder: Path) -> SQLiteStore:
+    return SQLiteStore.open(sqlite_url(folder), dim=DIM, **GRAPH)
+
+
+def fill(store: Store, count: int, *, seed: int = 0) -> list[str]:
+    """``count`` memories spread over owners, scopes, kinds and states; returns their contents."""
+    rng = random.Random(seed)
+    contents = []
+    with store.tx(write=True) as tx:
+        if tx.get_user("alice") is None:
+            add_users(tx, *OWNERS)
+        for n in range(count):
+            content = f"memory {seed}-{n}"
+            status = Status.LIVE if rng.random() < 0.8 else Status.INVALIDATED
+            m = memory(
+                content,
+                owner=rng.choice(OWNERS),
+                scope=rng.choice(SCOPES),
+                kind=rng.choice([Kind.FACT, Kind.TASK, Kind.DECISION]),
+                status=status,
+                reason=None if status == Status.LIVE else InvalidationReason.FORGOTTEN,
+                minutes=n,
+            )
+            put(tx, m, vector_for(content))
+            contents.append(content)
+    return contents
+
+
+def live_contents(store: Store) -> list[str]:
+    with store.tx() as tx:
+        return [row["content"] for row in tx.copy_rows("memories", None, 100_000) if row["status"] == "live"]
+
+
+@pytest.fixture
+def graph_store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    store = open_graph(tmp_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=["graph", "graph-scan", "exact", "postgres"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Every way a search is answered: the SQLite graph, the graph scanning filtered rows, the exact scan,
+    and PostgreSQL."""
+    if request.param == "postgres":
+        yield _postgres(request)
+        return
+    options = {
+        "graph": GRAPH,
+        "graph-scan": {"ann_min_rows": 0, "exact_filter_rows": 3_000},
+        "exact": {},
+    }[request.param]
+    store = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, **options)
+    yield store
+    store.close()
+
+
+def _postgres(request: pytest.FixtureRequest) -> Store:
+    from zero_memory.store.postgres import PostgresStore
+
+    server = request.getfixturevalue("pg_server")
+    url = server.fresh_url()
+    store = PostgresStore.open(url, dim=DIM)
+    request.addfinalizer(lambda: (store.close(), server.drop(url)))
+    return store
+
+
+@pytest.mark.parametrize(
+    "flt",
+    [
+        {"owner": "bob"},
+        {"scopes": ["proj.alice.api", "user.carol"]},
+        {"scopes": ["user.alice"], "kinds": [Kind.TASK]},
+        {"owner": "alice", "scopes": ["proj.bob.web"]},
+        {"kinds": [Kind.DECISION], "exclude_every_other": True},
+    ],
+)
+def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt: dict[str, Any]) -> None:
+    fill(any_store, 300)
+    flt = dict(flt)
+    with any_store.tx() as tx:
+        rows = [r for r in tx.copy_rows("memories", None, 1_000) if r["status"] == "live"]
+    visible = [
+        r
+        for r in rows
+        if r["owner"] == flt.get("owner", r["owner"])
+        and r["scope"] in flt.get("scopes", [r["scope"]])
+        and r["kind"] in flt.get("kinds", [r["kind"]])
+    ]
+    excluded = {r["id"] for r in visible[::2]} if flt.pop("exclude_every_other", False) else set()
+    query = random_unit(42)
+    with any_store.tx() as tx:
+        found = tx.similar(query, floor=-1.0, limit=1_000, exclude=excluded, **flt)
+    expected = sorted(
+        ((r["id"], round(float(np.asarray(r["embedding"], dtype=np.float32) @ query), 4)) for r in visible),
+        key=lambda hit: (-hit[1], hit[0]),
+    )
+    assert [(n.memory.id, round(n.similarity, 4)) for n in found] == [e for e in expected if e[0] not in excluded]
+    assert len(found) > 0
+
+
+def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path) -> None:
+    store = open_graph(tmp_path)
+    fill(store, 200)
+    assert found_by_index(store, live_contents(store)[:5]) == 5
+    assert store.save_index()
+    store.close()
+    with closing(open_graph(tmp_path)) as other_writer:  # another process's writes after the snapshot
+        later = fill(other_writer, 50, seed=1)
+    store = open_graph(tmp_path)
+    try:
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from is not None
+        assert set(later) & set(live)
+    finally:
+        store.close()
+
+
+def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Path) -> None:
+    """A database restored from a backup, then written again: the newer snapshot describes other rows."""
+    store = open_graph(tmp_path)
+    fill(store, 100)
+    store.close()
+    backup = tmp_path / "backup.db"
+    shutil.copy(tmp_path / "zm.db", backup)
+    store = open_graph(tmp_path)
+    fill(store, 100, seed=1)
+    found_by_index(store, ["warm"])
+    assert store.save_index()
+    store.close()
+    (tmp_path / "zm.db").unlink()
+    shutil.copy(backup, tmp_path / "zm.db")
+    store = open_graph(tmp_path)
+    later = fill(store, 120, seed=2)  # as many changes as the lost ones, and more
+    store.close()
+    store = open_graph(tmp_path)
+    try:
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from is None
+        with store.tx() as tx:
+            # None of the lost rows comes back: every hit is a row of this database.
+            hits = tx.similar(vector_for("memory 1-5"), floor=-1.0, limit=500)
+        assert {h.memory.content for h in hits} <= set(live)
+        assert set(later) & set(live)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_a_damaged_snapshot_is_rebuilt_from_the_database(tmp_path: Path, damage: str) -> None:
+    store = open_graph(tmp_path)
+    fill(store, 150)
+    found_by_index(store, ["warm"])
+    assert store.save_index()
+    store.close()
+    (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
+    data = snapshot.path.read_bytes()
+    snapshot.path.write_bytes(
+        {"truncated": data[: len(data) // 2], "garbage": b"\x07" * len(data), "empty": b""}[damage]
+    )
+    store = open_graph(tmp_path)
+    try:
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from is None
+    finally:
+        store.close()
+
+
+def test_a_rolled_back_write_leaves_nothing_in_the_index(graph_store: SQLiteStore) -> None:
+    fill(graph_store, 50)
+    live_before = live_contents(graph_store)
+    with pytest.raises(RuntimeError), graph_store.tx(write=True) as tx:
+        put(tx, memory("ghost"), vector_for("ghost"))
+        first = next(r["id"] for r in tx.copy_rows("memories", None, 100) if r["content"] == live_before[0])
+        tx.set_status(first, Status.INVALIDATED, InvalidationReason.FORGOTTEN, None, at())
+        assert found_by_index(graph_store, ["ghost"]) == 1  # this transaction sees its own rows
+        assert found_by_index(graph_store, live_before[:1]) == 0
+        raise RuntimeError("fails after searching")
+    # The next write reuses the rolled-back counter values and row number.
+    with graph_store.tx(write=True) as tx:
+        put(tx, memory("real"), vector_for("real"))
+    assert found_by_index(graph_store, ["ghost"]) == 0
+    live = live_contents(graph_store)
+    assert live == [*live_before, "real"]
+    assert found_by_index(graph_store, live) == len(live)
+
+
+def test_two_processes_writing_one_database_see_each_others_writes_through_the_index(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    with closing(open_graph(tmp_path)) as store:
+        fill(store, 10)
+    tags = ["left", "right"]
+    procs = [writer("share", url, tag, "40", str(tmp_path), ",".join(tags), stdout=subprocess.PIPE) for tag in tags]
+    outputs = [proc.communicate(timeout=300)[0] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0]
+    for output in outputs:
+        assert json.loads(output.strip().splitlines()[-1]) == {"left": 40, "right": 40}
+
+
+def test_a_process_killed_while_saving_the_index_leaves_a_store_that_recalls_every_live_memory(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path)
+    with closing(open_graph(tmp_path)) as store:
+        fill(store, 10)
+    folder = IndexFiles(tmp_path / "zm.db").folder
+    rng = random.Random(5)
+    mid_write = 0
+    for round_ in range(6):
+        proc = writer("save-forever", url, stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        for _ in range(rng.randint(1, 3)):
+            assert proc.stdout.readline().strip() == "saving"
+        if round_ % 2 == 0:
+            # Kill while a temporary file is being written, whenever one is seen.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not any(p.name.startswith(".tmp-") for p in _listing(folder)):
+                time.sleep(0.0005)
+            mid_write += any(p.name.startswith(".tmp-") for p in _listing(folder))
+        else:
+            time.sleep(rng.random() * 0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        store = open_graph(tmp_path)
+        try:
+            live = live_contents(store)
+            assert found_by_index(store, live) == len(live)
+            assert store.save_index() or store.index.restored_from is not None
+        finally:
+            store.close()
+        assert not any(p.name.startswith(".tmp-") for p in _listing(folder))
+    assert mid_write > 0
+
+
+def _listing(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except FileNotFoundError:
+        return []
