@@ -20,7 +20,7 @@ Phases, each in its own process so that peak RSS is per phase, on one database:
    the vector recall@10 of the graph against it, on the queries and on 300
    stored memories searched by their own vectors (as the sweep does).
 
-Recall runs with ``record=False`` (no surfacings are written), so that every
+Recall runs with ``channel=None`` (no surfacings are written), so that every
 configuration reads the same database. The load average is printed with
 each phase: the machine is shared; compare the phases of one run.
 """
@@ -163,7 +163,7 @@ def recall_phase(home: Path, config: str, count: int, graph_hits: dict[str, Any]
     recall_ms = []
     for text in texts:
         started = time.perf_counter()
-        recall(app, caller, text, limit=10, record=False)
+        recall(app, caller, text, limit=10, channel=None)
         recall_ms.append((time.perf_counter() - started) * 1000)
     app.close()
     row: dict[str, Any] = {

@@ -59,7 +59,7 @@ def test_an_import_record_of_the_wrong_shape_is_refused_without_its_value(app: A
     notes = tmp_path / "notes.jsonl"
     notes.write_text(f'{{"content": ["{TOKEN}"]}}\n{{"content": "ok", "kind": "{TOKEN}"}}\nnot json\n')
     report = import_path(app, Caller("alice"), notes, scope="personal")
-    assert report.imported == []
+    assert report.imported == 0
     errors = [failure["error"] for failure in report.failed]
     assert [error.split(": ")[0] for error in errors] == ["validation_failed"] * 3
     assert errors[0].startswith("validation_failed: content: ")
