@@ -18,7 +18,7 @@ from tests.pg import PgServer, pg_server  # noqa: F401  (fixtures)
 from tests.reliability.crash import SlowJudge, hygiene_cycle, judge_env, write_burst_cycle
 from tests.reliability.service import deploy, running
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # ~40 s alone; over 120 s at load average 17
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
