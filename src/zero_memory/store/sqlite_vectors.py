@@ -144,8 +144,9 @@ class SQLiteVectors:
                 for similarity, row, seq in zip(similarities, rows, seqs, strict=True)
                 if similarity >= floor
             ]
-            # Equal similarities come in id order, as on PostgreSQL, not in index order.
-            scored.sort(key=lambda hit: (-hit[0], hit[1]))
+            # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
+            # decimals, since BLAS may round two identical rows of one product differently in the last bit.
+            scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
             kept.append(scored[:limit])
         found = self._candidate_rows({seq for hits in kept for _, _, seq in hits})
         return [
