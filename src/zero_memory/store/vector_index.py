@@ -159,10 +159,10 @@ class VectorIndex:
                 suspects, self._suspects = sorted(self._suspects), set()
                 found = {row[0]: row for row in source.rows_by_seq(suspects)}
                 # Their current revs may be above rows not yet caught up: the watermark stays.
-                self._apply([found.get(seq) or _gone(seq) for seq in suspects], threads=1, advance=False)
+                self._apply([found.get(seq) or _gone(seq) for seq in suspects], advance=False)
             while True:
                 rows = source.changed_rows(self.watermark, PAGE)
-                self._apply(rows, threads=2 if len(rows) > 64 else 1)
+                self._apply(rows)
                 if len(rows) < PAGE:
                     break
             if self._graph is None and self.indexed >= self.ann_min_rows:
@@ -233,7 +233,7 @@ class VectorIndex:
         if len(strays):
             graph.remove(strays)
         for start in range(0, len(missing), PAGE):
-            self._apply(source.rows_by_seq(missing[start : start + PAGE]), threads=2, advance=False)
+            self._apply(source.rows_by_seq(missing[start : start + PAGE]), advance=False)
         if missing or len(strays):
             log.warning("vector index: snapshot reconciled (%d rows added, %d removed)", len(missing), len(strays))
         self.watermark = watermark
@@ -285,7 +285,7 @@ class VectorIndex:
         self._live[seq] = live
         self._rev[seq] = rev
 
-    def _apply(self, rows: list[Row], *, threads: int, advance: bool = True) -> None:
+    def _apply(self, rows: list[Row], *, advance: bool = True) -> None:
         if not rows:
             return
         added_keys: list[int] = []
@@ -311,7 +311,7 @@ class VectorIndex:
             if removed:
                 self._graph.remove(removed)
             if added_keys:
-                self._graph.add(np.array(added_keys), np.stack(added), threads=threads)
+                self._graph.add(np.array(added_keys), np.stack(added))
         if self._masks:
             seqs = np.array([row[0] for row in rows])
             for flt, mask in self._masks.items():
@@ -325,7 +325,7 @@ class VectorIndex:
         seqs = np.flatnonzero(self._has)
         for start in range(0, len(seqs), PAGE):
             chunk = seqs[start : start + PAGE]
-            graph.add(chunk, self._matrix[chunk], threads=2)
+            graph.add(chunk, self._matrix[chunk])
         self._graph, self._matrix = graph, None
         self._unsaved = len(seqs)
 
