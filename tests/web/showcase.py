@@ -17,11 +17,13 @@ from typing import Any
 
 from tests.web.helpers import Seeder
 from zero_memory.access.caller import Caller
+from zero_memory.capture.ingest import ingest
+from zero_memory.capture.models import IngestRequest
 from zero_memory.clock import utcnow
 from zero_memory.conflicts.models import Choice
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.hygiene.cycle import start_cycle
-from zero_memory.judge.base import PairRequest
+from zero_memory.judge.base import ExtractionRequest, PairRequest
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.verdict import HygieneVerdict, PortabilityVerdict, Verdict
 from zero_memory.memory.lifecycle import forget
@@ -51,8 +53,11 @@ class Script:
     """The judge's answers, by the pair of texts it is shown; everything else is unrelated."""
 
     answers: dict[frozenset[str], Any] = field(default_factory=dict)
+    extractions: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def __call__(self, request: Any) -> Any:
+        if isinstance(request, ExtractionRequest):
+            return self.extractions.get(request.transcript, [])
         if not isinstance(request, PairRequest):
             return PortabilityVerdict(
                 rationale="Specific to how this repository is set up.", portable=False, confidence=0.8
@@ -287,6 +292,43 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
 
         on(days_ago)(scan)
 
+    # Conversations sent by the Claude Code hook: what extraction made of them.
+    staging_url = "The checkout service's staging URL is https://staging.checkout.internal."
+    conversations = [
+        (25, "checkout-service", [
+            ("Checkout stores order totals in cents, as integers.", "decision", "project"),
+            (staging_url, "fact", "project"),
+        ]),
+        (20, "checkout-service", [
+            ("Alice wants answers without preamble.", "preference", "personal"),
+            ("Checkout's integration tests need the payments sandbox running (make sandbox-up).", "gotcha", "project"),
+        ]),
+        (13, "checkout-service", [
+            ("Merged feature branches of checkout are deleted automatically.", "fact", "project"),
+            (staging_url, "fact", "project"),
+        ]),
+        (7, "infra", [
+            ("The Terraform state of infra lives in the S3 bucket zm-tf-state.", "reference", "project"),
+            ("Renew the staging TLS certificate before the end of the month.", "task", "project"),
+        ]),
+        (2, "infra", [("Grafana alerts page the on-call engineer through PagerDuty.", "fact", "project")]),
+    ]  # fmt: skip
+    for days_ago, project, said in conversations:
+
+        def converse(
+            days_ago: float = days_ago, project: str = project, said: list[tuple[str, str, str]] = said
+        ) -> None:
+            text = "".join(
+                f"user: what should I know about this?\n\nassistant: {content}\n\n" for content, _, _ in said
+            )
+            script.extractions[text] = [{"content": c, "kind": k, "scope_hint": h} for c, k, h in said]
+            request = IngestRequest(transcript_chunk=text, conversation_id=f"session-{days_ago}", project_hint=project)
+            ingest(app, Caller(USER, client="claude-code"), request)
+            app.wait_idle()
+            extraction_tokens(seed, clock, len(text))
+
+        on(days_ago)(converse)
+
     # What is waiting now.
     @on(6)
     def pending_port() -> None:
@@ -352,6 +394,22 @@ def tokens(seed: Seeder, run_id: str, clock: BackClock, rejudge: bool) -> None:
                     run_id=run_id,
                     at=clock(),
                 )
+
+
+def extraction_tokens(seed: Seeder, clock: BackClock, chars: int) -> None:
+    """The extraction call a chunk paid for, as the owner's model would have recorded it."""
+    with seed.app.store.tx(write=True) as tx:
+        tx.add_ledger(
+            owner=USER,
+            model="gpt-4.1-mini",
+            purpose="extract",
+            input_tokens=900 + chars // 4,
+            output_tokens=120,
+            latency_ms=1800,
+            outcome="judged",
+            run_id=None,
+            at=clock(),
+        )
 
 
 def writes(seed: Seeder, clock: BackClock) -> None:
