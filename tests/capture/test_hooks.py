@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,13 @@ def test_a_long_new_part_is_read_over_several_runs_and_a_giant_entry_is_stepped_
     said = "".join(sent(capture))
     assert [said.count(f"Question number {n} ") for n in range(4)] == [1, 1, 1, 1]
     assert "xxxx" not in said
+
+
+def test_two_runs_of_one_sessions_hook_at_once_send_each_line_once(
+    capture: Capture, transcript: Path, tmp_path: Path
+) -> None:
+    capture.model.enqueue([], [])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reports = list(pool.map(lambda _: run_claude(capture, transcript, tmp_path / "hooks"), range(2)))
+    assert sorted(r.turns for r in reports) == [0, 5]
+    assert len(sent(capture)) == 1

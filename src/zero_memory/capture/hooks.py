@@ -18,10 +18,10 @@ the whole chunk otherwise.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +34,19 @@ from zero_memory.capture.ingest import ingest_text
 from zero_memory.capture.models import HookReport
 from zero_memory.capture.transcripts import Turn, claude_code_turns, codex_turns, render
 from zero_memory.memory.guard import find_secret
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _lock(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -131,7 +144,7 @@ def _state(states: Path, client: str, session: str) -> Iterator[dict[str, Any]]:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock(lock)  # released when the descriptor is closed
         try:
             state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         except ValueError:
