@@ -178,6 +178,9 @@ async def test_a_chunk_becomes_provisional_memories_in_the_sessions_project_once
         assert view["memory"]["source"]["chunk_hash"] == accepted["chunk_hash"]
     [sent] = [r for r in captured.extraction_requests() if tag in FakeOpenAIServer.user_message(r)]
     assert sent.body["model"] == "extractor"
+    with captured.store.tx() as tx:
+        extracts = [row for row in tx.ledger(owner="alice") if row["purpose"] == "extract"]
+    assert extracts and {row["model"] for row in extracts} == {"extractor"}, "every call is on the owner's ledger"
 
     again = await ingest(client, captured, chunk, tag)
     assert (again["status"], again["chunk_id"], again["extraction"]) == ("duplicate", accepted["chunk_id"], "done")
