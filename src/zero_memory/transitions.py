@@ -8,21 +8,50 @@ and its audit row are written once.
 
 | transition | undone by |
 | --- | --- |
+| ``create`` (a memory composed by a merge) | forgetting it, and ``restore`` of what it superseded |
 | ``retire`` (supersede, duplicate, forget, merge, retire, close a loop) | ``restore`` |
 | ``move`` | ``move`` back (the original scope stays on record) |
 | ``link`` | removing the link (``zm hygiene undo`` for a run's links) |
-| ``raise_dispute`` | settling the row (``conflicts``) or ``dismiss`` |
+| ``raise_dispute`` | settling the row (``resolve_dispute``) or ``dismiss`` |
+| ``resolve_dispute`` | restoring what the settlement invalidated (the row stays settled) |
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+
+import numpy as np
 
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.domain.records import Dispute, DisputeStatus, Link
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx
+
+
+def create(
+    tx: Tx,
+    memory: Memory,
+    vector: np.ndarray,
+    model: str,
+    *,
+    actor: str,
+    action: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+    related: Sequence[str] = (),
+) -> None:
+    """Insert a new memory with its vector, and the audit row that created it (the new id first, then ``related``)."""
+    tx.insert_memory(memory, vector, model)
+    tx.add_audit(
+        actor=actor,
+        action=action,
+        owner=memory.owner,
+        memory_ids=[memory.id, *related],
+        payload=dict(payload or {}),
+        run_id=None,
+        at=at,
+    )
 
 
 def retire(
@@ -161,6 +190,23 @@ def raise_dispute(
         at=at,
     )
     return dispute, True
+
+
+def resolve_dispute(tx: Tx, dispute: Dispute, resolution: Mapping[str, object], *, actor: str, at: datetime) -> bool:
+    """Settle a pending row as a person decided, with its audit row; False (and no row) if it was settled."""
+    if not tx.settle_dispute(dispute.id, DisputeStatus.RESOLVED, dict(resolution), actor, at):
+        return False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.resolve",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **resolution},
+        run_id=None,
+        at=at,
+    )
+    return True
 
 
 def dismiss(

@@ -25,7 +25,7 @@ from zero_memory.access import users
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project
 from zero_memory.app import App
-from zero_memory.conflicts.models import Choice
+from zero_memory.conflicts.choice import KeepBoth
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, pair_key
 from zero_memory.ids import new_id
@@ -121,7 +121,7 @@ def _seed_with(app: App, home: Path) -> dict[str, str]:
 
     ids["pending"] = dispute("alice", ids["a"], ids["b"])
     ids["resolved"] = dispute("alice", ids["c"], ids["d"])
-    resolve_conflict(app, Caller("alice", client="seed"), ids["resolved"], Choice(keep_both=True))
+    resolve_conflict(app, Caller("alice", client="seed"), ids["resolved"], KeepBoth())
     ids["bob_single"] = dispute("bob", ids["bob_fact"], None)
     with app.store.tx(write=True) as tx:
         ids["project"] = create_project(tx, "alice", "billing", path="/srv/billing").scope

@@ -21,7 +21,7 @@ from tests.reliability.consistency import assert_consistent, problems
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.conflicts.challenge import challenge
-from zero_memory.conflicts.models import Choice
+from zero_memory.conflicts.choice import Merge
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
@@ -65,7 +65,7 @@ def healthy(make_app: MakeApp, alice: Caller) -> Healthy:
     with app.store.tx() as tx:
         dispute = tx.dispute_for_pair(pair_key(green, blue))
     assert dispute is not None
-    resolve_conflict(app, alice, dispute.id, Choice(merge="The staging database is teal since the March move"))
+    resolve_conflict(app, alice, dispute.id, Merge("The staging database is teal since the March move"))
     return Healthy(app, (green, blue), old_port, new_port, old_react, live, run.id)
 
 

@@ -20,7 +20,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest
 from zero_memory.clock import utcnow
-from zero_memory.conflicts.models import Choice
+from zero_memory.conflicts.choice import Choice, KeepBoth, Merge, Winner
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.judge.base import ExtractionRequest, PairRequest
@@ -146,7 +146,7 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
                 confidence=0.84,
                 rationale="B raises the timeout A states; B is newer and cites the incident.",
             ),
-            Choice(winner=timeouts["second"]),
+            Winner(timeouts["second"]),
         )
 
     @on(12)
@@ -173,11 +173,9 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
                 app,
                 HUMAN,
                 merge,
-                Choice(
-                    merge=(
-                        "Checkout calls the payments API with a 10 s timeout "
-                        "(raised from 5 s after the March incident) and retries twice on 503."
-                    )
+                Merge(
+                    "Checkout calls the payments API with a 10 s timeout "
+                    "(raised from 5 s after the March incident) and retries twice on 503."
                 ),
                 human=True,
             ).created
@@ -207,8 +205,8 @@ def month(seed: Seeder, clock: BackClock, script: Script) -> dict[str, str]:
 
         def settle_row(outcome: str = outcome, raised: dict[str, tuple[str, str, str]] = raised) -> None:
             dispute, a_id, b_id = raised["row"]
-            choice = {"keep": Choice(keep_both=True), "a": Choice(winner=a_id), "b": Choice(winner=b_id)}[outcome]
-            settle(seed, dispute, choice)
+            choices: dict[str, Choice] = {"keep": KeepBoth(), "a": Winner(a_id), "b": Winner(b_id)}
+            settle(seed, dispute, choices[outcome])
 
         on(days_ago)(raise_row)
         on(days_ago - 0.5)(settle_row)

@@ -10,7 +10,8 @@ from zero_memory import errors
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.conflicts import bulk, queue
 from zero_memory.conflicts import resolve as resolve_service
-from zero_memory.conflicts.models import Choice, Policy
+from zero_memory.conflicts.choice import choice_of
+from zero_memory.conflicts.models import Policy
 
 group = typer.Typer(help="The review queue.", no_args_is_help=True)
 
@@ -78,7 +79,7 @@ def resolve(
         return
     if dispute_id is None:
         raise errors.validation("pass a dispute id, or --policy")
-    choice = Choice(keep_both=keep_both or None, winner=winner, forget=forget, merge=merge, retire=retire or None)
+    choice = choice_of(keep_both=keep_both or None, winner=winner, forget=forget, merge=merge, retire=retire or None)
     caller = local_caller()
     outcome = resolve_service.resolve_conflict(app(), caller, dispute_id, choice, human=merge is not None)
     if json_out:

@@ -13,9 +13,11 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
-from zero_memory.conflicts.models import BulkFailure, BulkItem, BulkResult, Choice, Policy
+from zero_memory.conflicts.choice import Choice, KeepBoth, Retire, Winner
+from zero_memory.conflicts.models import BulkFailure, BulkItem, BulkResult, Policy
 from zero_memory.conflicts.queue import visible_dispute
 from zero_memory.conflicts.resolve import settle
+from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import DisputeShape, DisputeStatus
 from zero_memory.store.base import DisputeQuery
 
@@ -36,19 +38,29 @@ def resolve_conflicts(
     return _policy(app, caller, policy)
 
 
+def item_choice(item: BulkItem) -> Choice:
+    """An explicit item's choice: its winner, retire, or (neither) keep both."""
+    if item.winner is not None and item.retire:
+        raise errors.validation("pass winner or retire, not both")
+    if item.winner is not None:
+        return Winner(item.winner)
+    return Retire() if item.retire else KeepBoth()
+
+
+def policy_choice(policy: Policy, a: Memory, b: Memory) -> Choice | None:
+    """A policy's choice for a pair row, or None to skip the row: the side the policy would keep is gone."""
+    if policy.name == "keep_both":
+        return KeepBoth()
+    newer, older = sorted((a, b), key=lambda m: (m.created_at, m.id), reverse=True)
+    winner = newer if policy.name == "newest_wins" else older
+    return Winner(winner.id) if winner.live else None
+
+
 def _explicit(app: App, caller: Caller, items: list[BulkItem]) -> BulkResult:
     resolved, failed = [], []
     for item in items:
         try:
-            if item.winner is not None and item.retire:
-                raise errors.validation("pass winner or retire, not both")
-            choice = (
-                Choice(winner=item.winner)
-                if item.winner is not None
-                else Choice(retire=True)
-                if item.retire
-                else Choice(keep_both=True)
-            )
+            choice = item_choice(item)
             with app.store.tx(write=True) as tx:
                 vis = visibility(tx, caller.uid)
                 dispute, memories = visible_dispute(tx, vis, item.dispute_id)
@@ -74,16 +86,10 @@ def _policy(app: App, caller: Caller, policy: Policy) -> BulkResult:
             with app.store.tx(write=True) as tx:
                 vis = visibility(tx, caller.uid)
                 dispute, memories = visible_dispute(tx, vis, row.id)
-                a, b = memories[dispute.memory_a], memories[dispute.memory_b or ""]
-                newer, older = sorted((a, b), key=lambda m: (m.created_at, m.id), reverse=True)
-                if policy.name == "keep_both":
-                    choice = Choice(keep_both=True)
-                else:
-                    winner = newer if policy.name == "newest_wins" else older
-                    if not winner.live:
-                        skipped.append(row.id)
-                        continue
-                    choice = Choice(winner=winner.id)
+                choice = policy_choice(policy, memories[dispute.memory_a], memories[dispute.memory_b or ""])
+                if choice is None:
+                    skipped.append(row.id)
+                    continue
                 settle(app, tx, vis, caller, dispute, memories, choice)
             resolved.append(row.id)
         except errors.ZMError as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from zero_memory.domain.memory import Kind
 
@@ -42,29 +42,6 @@ class ConflictList(BaseModel):
     conflicts: list[Conflict]
     pending_count: int
     next_cursor: str | None
-
-
-class Choice(BaseModel):
-    """Exactly one way to settle a dispute."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    keep_both: bool | None = None
-    winner: str | None = Field(default=None, max_length=100)
-    forget: str | None = Field(default=None, max_length=100)
-    merge: str | None = None
-    retire: bool | None = None
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> Choice:
-        chosen = [
-            name
-            for name in ("keep_both", "winner", "forget", "merge", "retire")
-            if getattr(self, name) not in (None, False)
-        ]
-        if len(chosen) != 1:
-            raise ValueError("pass exactly one of keep_both, winner, forget, merge or retire")
-        return self
 
 
 class Resolution(BaseModel):

@@ -12,11 +12,11 @@ from pydantic import Field
 
 from zero_memory.conflicts import bulk, queue, resolve
 from zero_memory.conflicts import challenge as challenge_service
+from zero_memory.conflicts.choice import choice_of
 from zero_memory.conflicts.models import (
     BulkItem,
     BulkResult,
     ChallengeResult,
-    Choice,
     Conflict,
     ConflictList,
     Policy,
@@ -159,7 +159,7 @@ def resolve_conflict(call: ToolCall, args: ResolveArgs) -> Resolution:
     rows) retire. Everything it invalidates is restorable with restore_memory. A row that is no longer
     pending answers `conflict: already_resolved:`.
     """
-    choice = Choice(
+    choice = choice_of(
         keep_both=args.keep_both, winner=args.winner, forget=args.forget, merge=args.merge, retire=args.retire
     )
     return resolve.resolve_conflict(call.app, call.caller, args.dispute_id, choice)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zero_memory import errors
-from zero_memory.conflicts.models import Choice
+from zero_memory.conflicts.choice import Choice, choice_of
 
 CHOICE_TEXT_FIELDS = ("winner", "forget", "merge")
 CHOICE_FLAGS = ("keep_both", "retire")
@@ -46,4 +46,4 @@ def choice(form: Mapping[str, Any]) -> Choice:
     fields.update({name: True for name in CHOICE_FLAGS if flag(form, name)})
     if "merge" in fields:
         fields["merge"] = fields["merge"].replace("\r\n", "\n").strip()
-    return Choice(**fields)
+    return choice_of(**fields)
