@@ -1,4 +1,4 @@
-"""Reading a choice from what the edges send, and a bulk call's choice per row (hygiene.md §4, tools.md)."""
+"""Reading a choice from what the edges send; a bulk call's choice per row (docs/spec/hygiene.md §4, tools.md)."""
 
 from __future__ import annotations
 

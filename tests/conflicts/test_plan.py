@@ -1,4 +1,4 @@
-"""Settling a review-queue row (hygiene.md §4), checked exhaustively against an oracle written from the spec.
+"""Settling a review-queue row (docs/spec/hygiene.md §4), checked exhaustively against an oracle written from the spec.
 
 The oracle below follows the spec's list, and not ``plan``'s code: every row
 status × shape and verdict × choice × whether each side is live × which sides
@@ -109,7 +109,7 @@ def context(writable: frozenset[str], *, human: bool = False) -> Context:
 
 
 def oracle(dispute: Dispute, memories: dict[str, Memory], choice: Choice, writable: frozenset[str]) -> Expected:
-    """hygiene.md §4, read as a list of refusals and then one settlement per shape."""
+    """docs/spec/hygiene.md §4, read as a list of refusals and then one settlement per shape."""
     if dispute.status is not DisputeStatus.PENDING:
         return Expected(f"conflict: already_resolved: dispute dsp_1 is {dispute.status.value}")
     for memory in memories.values():  # A first, then B

@@ -1,7 +1,7 @@
 """How a review-queue row is settled: one of five small types, and the one reading of what the edges send.
 
 The MCP tool, the dashboard form and ``zm conflicts resolve`` all offer the
-same five optional fields (tools.md ``resolve_conflict``), of which exactly
+same five optional fields (docs/spec/tools.md ``resolve_conflict``), of which exactly
 one is set. ``choice_of`` reads them into the union, so the rule "exactly
 one" and its wording live here once; everything behind the edges matches on
 the union's type and never re-checks which field was set.

@@ -1,4 +1,4 @@
-"""The shapes of the conflict tools (tools.md "Hygiene and conflict tools")."""
+"""The shapes of the conflict tools (docs/spec/tools.md "Hygiene and conflict tools")."""
 
 from __future__ import annotations
 

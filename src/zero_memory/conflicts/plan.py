@@ -1,4 +1,4 @@
-"""Settling one review-queue row, decided: a pure function from the row, its memories and a choice (hygiene.md §4).
+"""Settling a review-queue row, decided: a pure function of the row, its memories, a choice (docs/spec/hygiene.md §4).
 
 A pair: ``keep_both``; ``winner`` (the other side is invalidated, superseded
 by the winner); ``forget`` one side; ``merge`` (a new memory with the composed

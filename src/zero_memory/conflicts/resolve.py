@@ -1,4 +1,4 @@
-"""Settling one dispute (hygiene.md §4): read the row, plan the settlement, apply it, in one write transaction.
+"""Settling one dispute (docs/spec/hygiene.md §4): read the row, plan, apply, all in one write transaction.
 
 The decision is ``plan`` (pure, table-tested) and the changes are ``apply``
 (transitions with their audit rows); this module only gathers what they need.
