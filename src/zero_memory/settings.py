@@ -52,6 +52,10 @@ class HygieneConfig:
     rescan_max_new_queue_rows: int = 2
     stale_suspect_threshold: int = 2
     stale_suspect_window_days: int = 90
+    loop_close_confidence: float = 0.85
+    loop_closure_similarity: float = 0.45
+    loop_closure_max_candidates: int = 3
+    loop_closure_max_per_run: int = 20
     length_directive_chars: int = 1_500
     recall_similarity: float = 0.2
     recall_candidates: int = 60
@@ -105,6 +109,7 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     public_url: str | None = None
     oauth: OAuthConfig = field(default_factory=OAuthConfig)
+    briefing_chars: int = 8_000
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
@@ -143,6 +148,7 @@ class Settings:
             capture=capture,
             public_url=_public_url(env.get("ZM_PUBLIC_URL")),
             oauth=_oauth(env),
+            briefing_chars=_briefing_chars(env),
         )
 
     def with_changes(self, **changes: object) -> Settings:
@@ -183,6 +189,16 @@ def _public_url(raw: str | None) -> str | None:
             "serve zero-memory at the root of its own host name"
         )
     return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+MIN_BRIEFING_CHARS = 1_000
+
+
+def _briefing_chars(env: Mapping[str, str]) -> int:
+    chars = int(_number(env, "ZM_BRIEFING_CHARS", None) or 8_000)
+    if chars < MIN_BRIEFING_CHARS:
+        raise errors.validation(f"ZM_BRIEFING_CHARS: at least {MIN_BRIEFING_CHARS} characters")
+    return chars
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

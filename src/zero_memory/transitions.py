@@ -14,6 +14,7 @@ and its audit row are written once.
 | ``link`` | removing the link (``zm hygiene undo`` for a run's links) |
 | ``raise_dispute`` | settling the row (``resolve_dispute``) or ``dismiss`` |
 | ``resolve_dispute`` | restoring what the settlement invalidated (the row stays settled) |
+| ``pin`` | ``unpin`` |
 """
 
 from __future__ import annotations
@@ -83,9 +84,21 @@ def retire(
 
 
 def close_loop(
-    tx: Tx, loop: Memory, *, actor: str, at: datetime, note: str | None = None, run_id: str | None = None
+    tx: Tx,
+    loop: Memory,
+    *,
+    actor: str,
+    at: datetime,
+    note: str | None = None,
+    run_id: str | None = None,
+    evidence: Memory | None = None,
+    payload: Mapping[str, object] | None = None,
 ) -> None:
-    """Close an open task or question: an invalidation with reason ``closed``, reopened by ``restore``."""
+    """Close an open task or question: an invalidation with reason ``closed``, reopened by ``restore``.
+
+    ``evidence`` (the loop-closure stage): the memory that shows it closed, linked ``relates_to`` the loop
+    in the same run, so undoing the run removes the link with the closure.
+    """
     retire(
         tx,
         loop,
@@ -94,9 +107,16 @@ def close_loop(
         actor=actor,
         action="close_loop",
         at=at,
-        payload={"note": note} if note else None,
+        payload={
+            **({"note": note} if note else {}),
+            **({"evidence": evidence.id} if evidence else {}),
+            **(payload or {}),
+        }
+        or None,
         run_id=run_id,
     )
+    if evidence is not None:
+        link(tx, evidence, loop, "relates_to", actor=actor, at=at, action="loop_closure.link", run_id=run_id)
 
 
 def restore(
@@ -224,5 +244,23 @@ def dismiss(
         payload={"dispute_id": dispute.id, **why},
         run_id=run_id,
         at=at,
+    )
+    return True
+
+
+def pin(tx: Tx, memory: Memory, *, actor: str, at: datetime) -> bool:
+    """Make a memory a standing rule that leads every briefing; False when it was pinned already."""
+    if not tx.add_pin(memory.id, actor, at):
+        return False
+    tx.add_audit(actor=actor, action="pin", owner=memory.owner, memory_ids=[memory.id], payload={}, run_id=None, at=at)
+    return True
+
+
+def unpin(tx: Tx, memory: Memory, *, actor: str, at: datetime) -> bool:
+    """Take a memory out of the standing rules; False when it was not pinned."""
+    if not tx.remove_pin(memory.id):
+        return False
+    tx.add_audit(
+        actor=actor, action="unpin", owner=memory.owner, memory_ids=[memory.id], payload={}, run_id=None, at=at
     )
     return True

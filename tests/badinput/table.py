@@ -195,6 +195,25 @@ ROWS: dict[str, Row] = {
     "get_memory/oversized-id": Row("get_memory", {"id": "mem_" + "x" * 20_000}, "not_found:"),
     "get_memory/nul-in-id": Row("get_memory", {"id": NUL}, "validation_failed: id: contains a NUL"),
     "get_memory/surrogate-in-id": Row("get_memory", {"id": SURROGATE}, "validation_failed: id: is not valid Unicode"),
+    # -- build_context ---------------------------------------------------------------------------------
+    "build_context/topic-wrong-type": Row(
+        "build_context", {"topic": 42}, "validation_failed: topic: Input should be a valid string"
+    ),
+    "build_context/limit-zero": Row(
+        "build_context", {"limit": 0}, "validation_failed: limit: Input should be greater than or equal to 1"
+    ),
+    "build_context/limit-as-string": Row(
+        "build_context", {"limit": "7"}, "validation_failed: limit: Input should be a valid integer"
+    ),
+    "build_context/unknown-field": Row("build_context", {"repo": "/srv"}, "validation_failed: repo: unknown argument"),
+    "build_context/oversized-topic": Row("build_context", {"topic": "q" * 4_001}, "validation_failed: topic:"),
+    "build_context/secret-in-topic": Row(
+        "build_context", {"topic": f"rotate {GITHUB_TOKEN}"}, "validation_failed: secret_content_rejected: topic"
+    ),
+    "build_context/nul-in-hint": Row("build_context", {"project_hint": NUL}, "validation_failed: project_hint:"),
+    "build_context/hint-wrong-type": Row(
+        "build_context", {"project_hint": ["/srv"]}, "validation_failed: project_hint: Input should be"
+    ),
     # -- forget / restore_memory / close_loop ----------------------------------------------------------
     "forget/missing-id": Row("forget", {"id": "@missing_memory"}, "not_found: no memory"),
     "forget/reason-wrong-type": Row(

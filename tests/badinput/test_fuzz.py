@@ -157,6 +157,7 @@ VALID: dict[str, dict[str, Any]] = {
     "forget": {"id": "@memory", "reason": "outdated"},
     "restore_memory": {"id": "@memory"},
     "close_loop": {"id": "@task", "note": "done"},
+    "build_context": {"topic": "release checklist", "project_hint": "/srv/fuzz", "limit": 5},
     "move_memories": {"ids": ["@memory"], "scope": "personal"},
     "link": {"src": "@memory", "dst": "@other", "type": "relates_to"},
     "challenge": {"memory_id": "@memory", "reason": "It moved"},

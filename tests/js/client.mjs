@@ -55,6 +55,21 @@ report.recall = {
 const resource = await client.readResource({ uri: `zm://memory/${written.structuredContent.id}` });
 report.resource = JSON.parse(resource.contents[0].text).memory.agent_name;
 
+const task = await client.callTool({
+  name: "remember",
+  arguments: { content: `Port the TypeScript client checks [${tag}]`, kind: "task", project_hint: `/work/js/${tag}` },
+});
+const briefing = await client.callTool({
+  name: "build_context",
+  arguments: { project_hint: `/work/js/${tag}`, topic: "TypeScript client", session_id: `js-${tag}` },
+});
+report.buildContext = {
+  isError: Boolean(briefing.isError),
+  structured: briefing.structuredContent,
+  text: textOf(briefing),
+  taskId: task.structuredContent.id,
+};
+
 const refusals = {};
 for (const [name, args] of [
   ["unknown_argument", { name: "recall", arguments: { query: "q", bogus: 1 } }],

@@ -63,6 +63,7 @@ def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(
         "close_loop",
         "move_memories",
         "link",
+        "build_context",
     } <= set(report["tools"])
     assert report["recallAnnotations"]["readOnlyHint"] is True and report["recallHasOutputSchema"] is True
     written = report["remember"]
@@ -72,6 +73,18 @@ def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(
     assert written["structured"]["id"] in report["recall"]["ids"]
     assert f"zm://memory/{written['structured']['id']}" in report["recall"]["links"]
     assert report["resource"] == "ts-sdk-test"
+    built = report["buildContext"]
+    briefing = built["structured"]
+    assert not built["isError"]
+    assert {"rules", "open_loops", "memories", "pending_reviews", "project", "session"} <= set(briefing)
+    assert briefing["session"]["attached_project"] == briefing["project"] and briefing["project"].startswith(
+        "proj.alice."
+    )
+    assert built["taskId"] in [item["id"] for item in briefing["open_loops"]["items"]]
+    assert written["structured"]["id"] in [item["id"] for item in briefing["memories"]["items"]]
+    scopes = {i["scope"] for name in ("rules", "open_loops", "memories") for i in briefing[name]["items"]}
+    assert all(s == "user.alice" or s.startswith(("user.alice.", "proj.alice.")) for s in scopes)
+    assert len(built["text"]) <= briefing["budget_chars"] and "## Open loops" in built["text"]
     refusals = report["refusals"]
     assert refusals["unknown_argument"] == {"isError": True, "text": "validation_failed: bogus: unknown argument"}
     assert refusals["wrong_type"]["text"] == "validation_failed: limit: Input should be a valid integer"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -63,7 +64,7 @@ def test_provisional_ranks_below_authoritative_at_equal_relevance(app: App, alic
     assert score(1.0, memory(0), 0, 0, False) < score(1.0, memory(1), 0, 0, False)
 
 
-def test_older_tasks_decay_faster_than_decisions() -> None:
+def test_open_tasks_never_decay_and_episodes_decay_faster_than_decisions() -> None:
     now = utcnow()
     task = Memory(
         id="t",
@@ -91,7 +92,9 @@ def test_older_tasks_decay_faster_than_decisions() -> None:
         created_at=now,  # type: ignore[arg-type]
         updated_at=now,
     )
-    assert score(1.0, task, 28, 0, False) == pytest.approx(0.25)
+    episode = replace(task, id="e", kind=Kind.EPISODE)
+    assert score(1.0, task, 60, 0, False) == pytest.approx(1.0)  # a live task is open: it stays in sight
+    assert score(1.0, episode, 30, 0, False) == pytest.approx(0.5)
     assert score(1.0, decision, 28, 0, False) > 0.99
 
 

@@ -163,6 +163,8 @@ def build_corpus(store: Store) -> dict[str, str]:
         )
         tx.add_surfacings("alice", [live.id, new.id, live.id], at(40), session_id="s1", channel=Channel.RECALL)
         tx.add_surfacings("alice", [live.id], at(42), session_id=None, channel=Channel.CLI)
+        tx.add_surfacings("alice", [new.id], at(43), session_id="s2", channel=Channel.BRIEFING)
+        tx.add_pin(live.id, "alice", at(44))
         tx.add_guard(live.id, "m", "kept", at(41))
         tx.add_portability(
             PortabilityCandidate(

@@ -18,8 +18,10 @@ from zero_memory.cli import (
     portability,
     projects,
     serve,
+    setup,
     users,
 )
+from zero_memory.cli import context as briefing
 
 cli = typer.Typer(
     name="zm",
@@ -30,6 +32,7 @@ cli = typer.Typer(
 )
 
 memories.register(cli)
+briefing.register(cli)
 io.register(cli)
 capture.register(cli)
 cli.add_typer(users.group, name="user")
@@ -41,6 +44,7 @@ cli.add_typer(conflicts.group, name="conflicts")
 cli.add_typer(portability.group, name="portability")
 cli.add_typer(judge.group, name="judge")
 serve.register(cli)
+setup.register(cli)
 
 
 # Runs before every command: scopes the App the command gets to this one invocation (cli.common.app).

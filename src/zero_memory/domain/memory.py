@@ -62,12 +62,10 @@ class LinkType(StrEnum):
 MAX_CONTENT_CHARS = 16_000
 MAX_DECLARED_SUPERSEDES = 10
 
-# Half-lives of the recall age decay, in days, per kind.
+# Half-lives of the recall age decay, in days, per kind. Open loops have none: see ``decay``.
 HALF_LIFE_DAYS: dict[Kind, float] = {
-    Kind.TASK: 14,
     Kind.EPISODE: 30,
     Kind.FACT: 365,
-    Kind.OPEN_QUESTION: 30,
     Kind.GOTCHA: 3 * 365,
     Kind.PREFERENCE: 5 * 365,
     Kind.REFERENCE: 5 * 365,
@@ -136,7 +134,14 @@ def age_days(created_at: datetime, now: datetime) -> float:
 
 
 def decay(kind: Kind, age: float) -> float:
-    """Exponential age decay: 1.0 when new, 0.5 after one half-life of the kind."""
+    """Exponential age decay: 1.0 when new, 0.5 after one half-life of the kind.
+
+    Open loops never decay: a live task or open question is still open, and a
+    hand-over between sessions weeks apart must still find it. Closing it
+    (``close_loop``, a declared supersede) is what takes it out of sight.
+    """
+    if kind in OPEN_LOOP_KINDS:
+        return 1.0
     return float(0.5 ** (age / HALF_LIFE_DAYS[kind]))
 
 

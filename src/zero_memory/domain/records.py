@@ -103,11 +103,14 @@ class Channel(StrEnum):
 
     ``recall``: an agent's recall over MCP, the only channel that reinforces a
     memory's ranking; ``cli``: ``zm recall`` from a shell, counted as traffic for
-    re-examination but never as evidence. The dashboard records nothing.
+    re-examination but never as evidence; ``briefing``: what ``build_context``
+    served unasked at the start of a session, traffic for re-examination, never
+    reinforcement. The dashboard records nothing.
     """
 
     RECALL = "recall"
     CLI = "cli"
+    BRIEFING = "briefing"
 
 
 class RunStatus(StrEnum):

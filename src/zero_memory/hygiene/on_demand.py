@@ -31,6 +31,7 @@ class ScanResult(BaseModel):
     rescanned: int | None = None
     portability_proposed: int | None = None
     stale_suspects: int | None = None
+    loops_closed: int | None = None
     failed_judgements: int | None = None
     notes: list[str] | None = None
     session: SessionInfo | None = None

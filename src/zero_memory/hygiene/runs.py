@@ -34,6 +34,7 @@ COUNTS = (
     "rescanned",
     "portability_proposed",
     "stale_suspects",
+    "loops_closed",
     "failed_judgements",
 )
 HEARTBEAT_GRACE = timedelta(minutes=10)

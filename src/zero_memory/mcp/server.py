@@ -24,21 +24,26 @@ from zero_memory.mcp.tooling import ToolSpec, error_result, invoke
 from zero_memory.memory.validation import field_name
 
 INSTRUCTIONS = """\
-zero-memory keeps what you learn about this user and their projects across sessions: decisions and \
-their reasons, gotchas, conventions, preferences, facts, open tasks and questions.
+zero-memory is this user's memory across sessions: decisions and their reasons, gotchas, conventions, \
+preferences, facts, open tasks and questions.
 
-- At the start of a task, call `recall` with what you are about to work on and a `project_hint` (the \
-repository path or git remote). This also attaches the session to that project, so later writes go there.
-- Before writing, recall first; if a memory already says it, do not repeat it.
-- When you learn something worth keeping, call `remember` with one self-contained statement and its \
-`kind`. When it replaces an older memory, declare it: `links: [{"type": "supersedes", "dst": "<old id>"}]`.
-- If `remember` answers with `similar_existing`, read the `hint`: retire what your write replaced with \
-`forget`, or leave different facets alone.
-- Close finished tasks and answered questions with `close_loop`.
-- Nothing is ever deleted: `forget` and supersedes are undone with `restore_memory`.
+- Start of a session or task: call `build_context` with `project_hint` = the repository root (absolute \
+path) and a `topic`. Follow its rules, pick up or close its open loops; later writes go to its \
+`attached_project`.
+- Before deriving, investigating or asking something, `recall` it: it may already be known.
+- Learned something durable (a decision and its why, a gotcha, a convention, a preference, a fact)? \
+`remember` it at once, one self-contained statement with its `kind`. When it replaces an older memory, \
+declare `supersedes`: `links: [{"type": "supersedes", "dst": "<old id>"}]`. If the answer lists `similar_existing`, \
+follow its `hint`.
+- A memory proved wrong or misleading: `challenge` it with the reason, or supersede it with the correction.
+- Open work is a `task` or `open-question`; `close_loop` it when done or answered.
+- Nothing is deleted: `forget` and supersedes are undone by `restore_memory`.
 - Errors start with a stable code (`validation_failed:`, `not_found:`, `conflict:`, `unavailable:`, \
-`internal:`); the rest of the text says what to fix.
+`internal:`); the rest says what to fix.
 """
+
+INSTRUCTIONS_BUDGET_BYTES = 2_048
+"""Clients put the instructions in the agent's system prompt and cut them near 2 KB (Claude Code)."""
 
 TOOL_MODULE_PREFIX = "tools_"
 

@@ -204,8 +204,9 @@ def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
         disputes = tx.open_disputes_for([memory.id])
         audit = tx.audit_for_memory(memory.id)
         chain = history(tx, vis, memory)
+        pinned = bool(tx.pinned([memory.id]))
     return GetMemoryResult(
-        memory=memory_view(memory, now, disputed=bool(disputes)),
+        memory=memory_view(memory, now, disputed=bool(disputes), pinned=pinned),
         links=[
             LinkView(type=lk.type, src=lk.src, dst=lk.dst, created_at=to_text(lk.created_at), created_by=lk.created_by)
             for lk in links

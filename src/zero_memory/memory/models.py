@@ -116,6 +116,7 @@ class MemoryView(BaseModel):
     updated_at: str
     age_days: float
     disputed: bool
+    pinned: bool = False
 
 
 class LinkView(BaseModel):

@@ -16,7 +16,7 @@ def preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-def memory_view(memory: Memory, now: datetime, *, disputed: bool) -> MemoryView:
+def memory_view(memory: Memory, now: datetime, *, disputed: bool, pinned: bool = False) -> MemoryView:
     return MemoryView(
         id=memory.id,
         content=memory.content,
@@ -34,6 +34,7 @@ def memory_view(memory: Memory, now: datetime, *, disputed: bool) -> MemoryView:
         updated_at=to_text(memory.updated_at),
         age_days=round(age_days(memory.created_at, now), 3),
         disputed=disputed,
+        pinned=pinned,
     )
 
 

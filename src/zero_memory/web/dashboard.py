@@ -31,7 +31,7 @@ from zero_memory.app import App
 from zero_memory.memory.validation import invalid_input
 from zero_memory.web import auth
 from zero_memory.web.rendering import STATIC, local_path, redirect, render
-from zero_memory.web.views import insights, login, memories, oauth, portability, queue, runs
+from zero_memory.web.views import insights, login, loops, memories, oauth, portability, queue, runs
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +133,15 @@ def build(app: App) -> ASGIApp:
         Route("/queue/{dispute_id}/resolve", action(app, queue.resolve), methods=post),
         Route("/portability", page(app, portability.index), methods=get),
         Route("/portability/{candidate_id}", action(app, portability.decide), methods=post),
+        Route("/loops", page(app, loops.index), methods=get),
+        Route("/loops/{memory_id}/close", action(app, loops.close), methods=post),
+        Route("/loops/{memory_id}/reopen", action(app, loops.reopen), methods=post),
         Route("/memories", page(app, memories.index), methods=get),
         Route("/memories/{memory_id}", page(app, memories.detail), methods=get),
         Route("/memories/{memory_id}/restore", action(app, memories.restore), methods=post),
         Route("/memories/{memory_id}/forget", action(app, memories.forget), methods=post),
+        Route("/memories/{memory_id}/pin", action(app, memories.pin), methods=post),
+        Route("/memories/{memory_id}/unpin", action(app, memories.unpin), methods=post),
         Route("/runs", page(app, runs.index), methods=get),
         Route("/runs", action(app, runs.start), methods=post),
         Route("/runs/{run_id}", page(app, runs.detail), methods=get),

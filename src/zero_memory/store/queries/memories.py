@@ -15,6 +15,8 @@ from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
 
+PREFIXED_COLUMNS = ", ".join(f"m.{column}" for column in MEMORY_COLUMNS.split(", "))
+
 
 class MemoryQueries(SqlBase):
     # -- memories ---------------------------------------------------------------
@@ -132,6 +134,7 @@ class MemoryQueries(SqlBase):
         after: tuple[datetime, str] | None = None,
         kinds: Collection[str] | None = None,
         scope_prefix: str | None = None,
+        scopes: Collection[str] | None = None,
         limit: int = 1000,
         newest_first: bool = False,
     ) -> list[Memory]:
@@ -150,6 +153,12 @@ class MemoryQueries(SqlBase):
         if scope_prefix is not None:
             where.append("substr(scope, 1, ?) = ?")
             params += [len(scope_prefix), scope_prefix]
+        if scopes is not None:
+            scopes = sorted(scopes)
+            if not scopes:
+                return []
+            where.append(f"scope IN ({marks(len(scopes))})")
+            params += scopes
         order = "DESC" if newest_first else "ASC"
         condition = " AND ".join(where)
         if since is None:
@@ -202,3 +211,49 @@ class MemoryQueries(SqlBase):
                 (after, unless_model, limit),
             )
         return [(r["id"], r["content"]) for r in rows]
+
+    def closed_loops(self, scopes: Collection[str], *, limit: int) -> list[Memory]:
+        scopes = sorted(scopes)
+        if not scopes:
+            return []
+        rows = self._query(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE status = 'invalidated' AND invalidated_reason = 'closed' "
+            f"AND scope IN ({marks(len(scopes))}) ORDER BY updated_at DESC, id DESC LIMIT ?",
+            [*scopes, limit],
+        )
+        return [memory_from_row(r) for r in rows]
+
+    # -- pins ------------------------------------------------------------------------
+
+    def add_pin(self, memory_id: str, by: str, at: datetime) -> bool:
+        return (
+            self._exec(
+                "INSERT INTO pins(memory_id, pinned_by, pinned_at) VALUES (?, ?, ?) ON CONFLICT (memory_id) DO NOTHING",
+                (memory_id, by, to_text(at)),
+            )
+            > 0
+        )
+
+    def remove_pin(self, memory_id: str) -> bool:
+        return self._exec("DELETE FROM pins WHERE memory_id = ?", (memory_id,)) > 0
+
+    def pinned(self, memory_ids: Collection[str]) -> set[str]:
+        ids = list(dict.fromkeys(memory_ids))
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._query(f"SELECT memory_id FROM pins WHERE memory_id IN ({marks(len(chunk))})", chunk)
+            found.update(r["memory_id"] for r in rows)
+        return found
+
+    def pinned_in(self, scopes: Collection[str]) -> list[Memory]:
+        scopes = sorted(scopes)
+        if not scopes:
+            return []
+        rows = self._query(
+            f"SELECT {PREFIXED_COLUMNS} FROM pins p "
+            f"JOIN memories m ON m.id = p.memory_id WHERE m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
+            "ORDER BY p.pinned_at, p.memory_id",
+            scopes,
+        )
+        return [memory_from_row(r) for r in rows]

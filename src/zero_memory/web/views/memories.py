@@ -10,6 +10,8 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory.lifecycle import forget as forget_memory
 from zero_memory.memory.lifecycle import get_memory, restore_memory
+from zero_memory.memory.pins import pin as pin_memory
+from zero_memory.memory.pins import unpin as unpin_memory
 from zero_memory.web import forms
 from zero_memory.web.browse import LIFECYCLES, browse
 from zero_memory.web.rendering import flash, redirect, render
@@ -43,4 +45,16 @@ def restore(app: App, request: Request, caller: Caller, form: FormData) -> Respo
 def forget(app: App, request: Request, caller: Caller, form: FormData) -> Response:
     result = forget_memory(app, caller, request.path_params["memory_id"], forms.optional(form, "reason"))
     flash(request, "Forgotten: restore it here if that was a mistake." if result.changed else "Already invalidated.")
+    return redirect(f"/memories/{result.id}")
+
+
+def pin(app: App, request: Request, caller: Caller, form: FormData) -> Response:
+    result = pin_memory(app, caller, request.path_params["memory_id"])
+    flash(request, "Pinned: every briefing now leads with this rule." if result.changed else "Already pinned.")
+    return redirect(f"/memories/{result.id}")
+
+
+def unpin(app: App, request: Request, caller: Caller, form: FormData) -> Response:
+    result = unpin_memory(app, caller, request.path_params["memory_id"])
+    flash(request, "Unpinned: it is no longer a standing rule." if result.changed else "It was not pinned.")
     return redirect(f"/memories/{result.id}")

@@ -1,0 +1,131 @@
+"""``zm context`` (the briefing, also as a Claude Code SessionStart hook), ``zm loops``, ``zm pin``/``unpin``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from zero_memory import errors
+from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
+from zero_memory.memory import pins
+from zero_memory.memory.briefing import build_context
+from zero_memory.memory.briefing_text import age, render
+from zero_memory.memory.loops import MAX_LIMIT, STATUSES, list_loops
+
+HOOK_CLIENT = "claude-code-hook"
+MAX_HOOK_INPUT = 1_000_000
+
+
+def register(cli: typer.Typer) -> None:
+    cli.command("context")(context)
+    cli.command("loops")(loops)
+    cli.command("pin")(pin)
+    cli.command("unpin")(unpin)
+
+
+def repository_root(start: Path) -> Path:
+    """The nearest enclosing directory with a ``.git``, else ``start`` itself: the project a directory is in."""
+    start = start.expanduser().absolute()
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return start
+
+
+@handles_errors
+def context(
+    project: Annotated[
+        str | None,
+        typer.Option("--project", "-p", help="Project: a path, git remote or name. Default: this repository."),
+    ] = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="What the session is about.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="A session id to attach to the project.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many topic memories (1–50).")] = 10,
+    hook: Annotated[
+        bool,
+        typer.Option(
+            "--hook",
+            help="Run as a Claude Code SessionStart hook: read the hook's JSON on stdin (its cwd is the project), "
+            "print the hook answer with the briefing as additionalContext.",
+        ),
+    ] = False,
+    json_out: bool = JsonOption,
+) -> None:
+    """The briefing an agent gets at the start of a session: rules, open loops, memories, pending reviews."""
+    if hook:
+        sys.stdout.write(json.dumps(hook_answer(sys.stdin.read(MAX_HOOK_INPUT))) + "\n")
+        return
+    hint = project or str(repository_root(Path.cwd()))
+    briefing = build_context(app(), local_caller(), topic=topic, project_hint=hint, session_id=session, limit=limit)
+    if json_out:
+        print_json(briefing)
+        return
+    sys.stdout.write(render(briefing) + "\n")
+
+
+def hook_answer(raw: str) -> dict[str, Any]:
+    """Claude Code's SessionStart answer for one hook input; a briefing that fails says why, never blocks."""
+    try:
+        event = json.loads(raw) if raw.strip() else {}
+        if not isinstance(event, dict):
+            raise errors.validation("the hook input is not a JSON object")
+        cwd = event.get("cwd")
+        root = repository_root(Path(cwd if isinstance(cwd, str) and cwd else Path.cwd()))
+        session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
+        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root), session_id=session)
+        text = render(briefing) + (
+            f"\n\nYour zero-memory tools are not attached to this project yet: call `build_context` with "
+            f'project_hint "{root}" (and your topic) before you remember anything.'
+        )
+    except (errors.ZMError, ValueError, OSError) as error:
+        text = f"zero-memory: no briefing ({str(error).splitlines()[0]}); call `build_context` yourself."
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+@handles_errors
+def loops(
+    project: Annotated[
+        str | None, typer.Option("--project", "-p", help="Only this project (plus personal and core).")
+    ] = None,
+    closed: Annotated[bool, typer.Option("--closed", help="Closed loops instead, most recent first.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help=f"At most this many (1–{MAX_LIMIT}).")] = 100,
+    json_out: bool = JsonOption,
+) -> None:
+    """Open tasks and questions, oldest first, with how long each has been open."""
+    status = STATUSES[1] if closed else STATUSES[0]
+    result = list_loops(app(), local_caller(), status=status, project_hint=project, limit=limit)
+    if json_out:
+        print_json(result)
+        return
+    if not result.loops:
+        console.print(f"no {status} loops")
+    for loop in result.loops:
+        when = f"open {age(loop.open_days)}" if loop.open_days is not None else f"closed by {loop.closed_by}"
+        console.print(f"{loop.id}  {loop.kind.value} · {loop.scope} · {when}", highlight=False, markup=False)
+        console.print(f"  {loop.content}", highlight=False, markup=False)
+    if result.more:
+        console.print(f"(more: raise --limit above {limit})")
+
+
+@handles_errors
+def pin(memory_id: Annotated[str, typer.Argument(help="A memory id.")], json_out: bool = JsonOption) -> None:
+    """Pin a memory as a standing rule: every briefing leads with it (undo with unpin)."""
+    result = pins.pin(app(), local_caller(), memory_id)
+    if json_out:
+        print_json(result)
+        return
+    console.print(f"{result.id} pinned" + ("" if result.changed else " already"), highlight=False)
+
+
+@handles_errors
+def unpin(memory_id: Annotated[str, typer.Argument(help="A memory id.")], json_out: bool = JsonOption) -> None:
+    """Take a memory out of the standing rules."""
+    result = pins.unpin(app(), local_caller(), memory_id)
+    if json_out:
+        print_json(result)
+        return
+    console.print(f"{result.id} unpinned" + ("" if result.changed else " (was not pinned)"), highlight=False)

@@ -1,0 +1,187 @@
+"""The briefing: one call at the start of a session or task (``build_context``, ``zm context``).
+
+It attaches the session to the project the hint names (as ``recall`` with a
+hint does) and returns, within a character budget, what an agent should know
+before it starts: the standing rules (pinned first, then conventions and
+preferences, most used first), every open loop (oldest first), the memories
+relevant to the topic (or the project's most used and most recent decisions
+and gotchas), and how many review-queue rows wait. It reads only the default
+read set: the project, the caller's personal root and core.
+
+What a briefing serves is recorded as surfacings on their own channel,
+``briefing``: re-examination counts them as traffic, reinforcement never does
+(a memory is not more relevant because it was shown unasked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.access.visibility import visibility
+from zero_memory.app import App
+from zero_memory.domain.memory import OPEN_LOOP_KINDS, Kind, Memory, age_days
+from zero_memory.domain.records import Channel
+from zero_memory.memory.briefing_text import TRIAGE_POINTER, cut, fit, item_text, render
+from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection, PendingReviews
+from zero_memory.memory.models import SessionInfo
+from zero_memory.memory.recall import MAX_LIMIT
+from zero_memory.memory.recall import recall as recall_service
+from zero_memory.memory.targets import read_set, session_state
+from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.settings import MIN_BRIEFING_CHARS
+from zero_memory.store.base import DisputeQuery
+
+RULE_KINDS = (Kind.CONVENTION.value, Kind.PREFERENCE.value)
+TOPICLESS_KINDS = (Kind.DECISION.value, Kind.GOTCHA.value)
+USAGE_WINDOW_DAYS = 90
+POOL = 500
+
+
+def build_context(
+    app: App,
+    caller: Caller,
+    *,
+    topic: str | None = None,
+    project_hint: str | None = None,
+    session_id: str | None = None,
+    limit: int = 10,
+    budget: int | None = None,
+) -> Briefing:
+    """The briefing for this caller and session; ``budget`` defaults to ``ZM_BRIEFING_CHARS``."""
+    if topic is not None:
+        check_text("topic", topic, max_chars=4_000)
+    check_fields({"topic": topic, "project_hint": project_hint, "session_id": session_id})
+    if not 1 <= limit <= MAX_LIMIT:
+        raise errors.validation(f"limit: must be between 1 and {MAX_LIMIT}")
+    budget = budget or app.settings.briefing_chars
+    if budget < MIN_BRIEFING_CHARS:
+        raise errors.validation(f"budget: at least {MIN_BRIEFING_CHARS} characters")
+    now = app.clock()
+    with app.store.tx(write=project_hint is not None) as tx:
+        vis = visibility(tx, caller.uid)
+        session, hinted = session_state(
+            tx,
+            vis,
+            session_id or caller.session_id,
+            project_hint,
+            auto_create=app.settings.auto_create_projects,
+            at=now,
+        )
+        if hinted is not None and not vis.can_read(hinted):
+            vis = visibility(tx, caller.uid)  # the hint created the project just now
+        covered = read_set(tx, vis, None, hinted, session)
+        project = next((s for s in (hinted, session.attached) if s is not None and s in covered), None)
+        pinned = tx.pinned_in(covered)
+        conventions = tx.live_memories(scopes=covered, kinds=RULE_KINDS, limit=POOL)
+        loops = tx.live_memories(scopes=covered, kinds=[k.value for k in OPEN_LOOP_KINDS], limit=POOL)
+        decisions = (
+            []
+            if topic
+            else tx.live_memories(
+                scopes=[project] if project else covered, kinds=TOPICLESS_KINDS, limit=POOL, newest_first=True
+            )
+        )
+        usage = tx.surfacings_of(
+            [m.id for m in (*conventions, *decisions)], since=now - timedelta(days=USAGE_WINDOW_DAYS)
+        )
+        pending = tx.count_disputes(DisputeQuery(scopes=vis.readable))
+    rules = [*pinned, *sorted(conventions, key=lambda m: (-usage.get(m.id, 0), -m.created_at.timestamp(), m.id))]
+    rules = _unique(rules)
+    shown = {m.id for m in rules} | {m.id for m in loops}
+    if topic:
+        hits = recall_service(
+            app, caller, topic, scopes_arg=sorted(covered), limit=min(MAX_LIMIT, limit + len(shown)), channel=None
+        ).hits
+        found = [h.id for h in hits if h.id not in shown][:limit]
+        with app.store.tx() as tx:
+            by_id = tx.get_memories(found, vis)
+        relevant = [by_id[i] for i in found if i in by_id]
+    else:
+        relevant = _used_and_recent([m for m in decisions if m.id not in shown], usage)[:limit]
+    pinned_ids = {m.id for m in pinned}
+    candidates = [
+        [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
+        [_item(m, now, loop=True) for m in loops],
+        [_item(m, now) for m in relevant],
+    ]
+    briefing = _fitted(candidates, budget, project, topic, session.info, pending)
+    served = [i.id for s in (briefing.rules, briefing.open_loops, briefing.memories) for i in s.items]
+    if served:
+        with app.store.tx(write=True) as tx:
+            tx.add_surfacings(caller.uid, served, now, session_id=session.session_id, channel=Channel.BRIEFING)
+    return briefing
+
+
+def _fitted(
+    candidates: list[list[BriefingItem]],
+    budget: int,
+    project: str | None,
+    topic: str | None,
+    session: SessionInfo,
+    pending: int,
+) -> Briefing:
+    def assemble(counts: Sequence[int]) -> Briefing:
+        sections = [
+            BriefingSection(items=items[:n], omitted=len(items) - n)
+            for items, n in zip(candidates, counts, strict=True)
+        ]
+        return Briefing.model_validate(
+            {
+                "project": project,
+                "topic": topic,
+                "rules": sections[0],
+                "open_loops": sections[1],
+                "memories": sections[2],
+                "pending_reviews": PendingReviews(count=pending, pointer=TRIAGE_POINTER if pending else None),
+                "budget_chars": budget,
+                "session": session,
+            }
+        )
+
+    # The fixed part at its longest: no item shown, every one counted as omitted.
+    fixed = len(render(assemble([0, 0, 0])))
+    costs = [[len(item_text(item)) + 1 for item in items] for items in candidates]
+    counts = fit(costs, budget - fixed)
+    briefing = assemble(counts)
+    while len(render(briefing)) > budget and any(counts):
+        largest = max(range(len(counts)), key=lambda i: counts[i])
+        counts[largest] -= 1
+        briefing = assemble(counts)
+    return briefing
+
+
+def _item(memory: Memory, now: datetime, *, pinned: bool = False, loop: bool = False) -> BriefingItem:
+    content, truncated = cut(memory.content)
+    days = round(age_days(memory.created_at, now), 1)
+    return BriefingItem(
+        id=memory.id,
+        kind=memory.kind,
+        scope=memory.scope,
+        age_days=days,
+        content=content,
+        truncated=truncated,
+        pinned=pinned,
+        open_days=days if loop else None,
+    )
+
+
+def _unique(memories: Iterable[Memory]) -> list[Memory]:
+    """Each memory once, where it first appears."""
+    first: dict[str, Memory] = {}
+    for memory in memories:
+        first.setdefault(memory.id, memory)
+    return list(first.values())
+
+
+def _used_and_recent(memories: list[Memory], usage: dict[str, int]) -> list[Memory]:
+    """Most used and most recent, alternately: the decisions agents keep needing and the news."""
+    used = sorted((m for m in memories if usage.get(m.id)), key=lambda m: (-usage[m.id], m.id))
+    recent = sorted(memories, key=lambda m: (m.created_at, m.id), reverse=True)
+    merged: list[Memory] = []
+    for pair in zip(used, recent, strict=False):
+        merged.extend(pair)
+    merged += used[len(recent) :] + recent[len(used) :]
+    return _unique(merged)

@@ -1,0 +1,122 @@
+"""A briefing as text, and how much of each section fits a character budget.
+
+The text is what an agent reads: the MCP tool's text mirror, ``zm context``,
+and the ``additionalContext`` a SessionStart hook hands to Claude Code. The
+budget is measured on it, because it is what fills the agent's context.
+``fit`` is the pure decision: how many items of each section, taken in each
+section's order, fit the budget when every section first gets its share and
+what one leaves is handed on to the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection
+
+ITEM_CHARS = 600
+"""A longer memory is cut in the briefing (``truncated``); ``get_memory`` has it whole."""
+
+SECTION_SHARES = (0.3, 0.35, 0.35)
+"""Rules, open loops, memories: each section's first claim on the budget."""
+
+TRIAGE_POINTER = "run the `triage` prompt (or open the dashboard's review queue) to settle them"
+
+
+def fit(costs: Sequence[Sequence[int]], room: int, shares: Sequence[float] = SECTION_SHARES) -> list[int]:
+    """How many leading items of each section fit in ``room`` characters.
+
+    First each section takes items, in order, up to its share of the room;
+    then what is left goes to the sections in order, each taking more of its
+    items while they fit. Items are only ever taken as a prefix, so a section
+    keeps its order (pinned first, oldest first, best first).
+    """
+    if len(costs) != len(shares):
+        raise ValueError("one share per section")
+    counts = [0] * len(costs)
+    used = 0
+    for index, (section, share) in enumerate(zip(costs, shares, strict=True)):
+        allowance = max(0, int(room * share))
+        spent = 0
+        while counts[index] < len(section) and spent + section[counts[index]] <= allowance:
+            spent += section[counts[index]]
+            counts[index] += 1
+        used += spent
+    left = max(0, room - used)
+    for index, section in enumerate(costs):
+        while counts[index] < len(section) and section[counts[index]] <= left:
+            left -= section[counts[index]]
+            counts[index] += 1
+    return counts
+
+
+def cut(text: str, limit: int = ITEM_CHARS) -> tuple[str, bool]:
+    """The text within ``limit`` characters, and whether it was cut."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text, False
+    return text[: limit - 1].rstrip() + "…", True
+
+
+def age(days: float) -> str:
+    if days < 1:
+        return "today"
+    if days < 90:
+        return f"{int(days)}d"
+    if days < 730:
+        return f"{round(days / 30.44)}mo"
+    return f"{round(days / 365.25)}y"
+
+
+def item_text(item: BriefingItem) -> str:
+    facts = [item.id, item.kind.value, item.scope]
+    facts.append(f"open {age(item.open_days)}" if item.open_days is not None else age(item.age_days))
+    if item.pinned:
+        facts.append("PINNED")
+    body = item.content.replace("\n", "\n  ")
+    return f"- {' · '.join(facts)}\n  {body}"
+
+
+HEADINGS = (
+    ("rules", "## Rules: follow these (pinned first)", "recall with kinds convention, preference"),
+    ("open_loops", "## Open loops: oldest first", "zm loops, or recall with kinds task, open-question"),
+    ("memories", "## Memories", "recall"),
+)
+
+
+def render(briefing: Briefing) -> str:
+    lines = [_title(briefing), _writes(briefing)]
+    for name, heading, more in HEADINGS:
+        section: BriefingSection = getattr(briefing, name)
+        lines += ["", heading]
+        lines += [item_text(item) for item in section.items]
+        if section.omitted:
+            lines.append(f"({section.omitted} more not shown: {more})")
+        elif not section.items:
+            lines.append("(none)")
+    lines += ["", "## Pending reviews", _pending(briefing)]
+    return "\n".join(lines)
+
+
+def _title(briefing: Briefing) -> str:
+    title = "# zero-memory briefing"
+    if briefing.project:
+        title += f" for {briefing.project}"
+    if briefing.topic:
+        title += f" · topic: {cut(briefing.topic, 200)[0]}"
+    return title
+
+
+def _writes(briefing: Briefing) -> str:
+    attached = briefing.session.attached_project
+    if attached:
+        return f"A remember with no scope writes to {attached}."
+    return "This session is attached to no project: pass project_hint (the repository root) or scope to remember."
+
+
+def _pending(briefing: Briefing) -> str:
+    count = briefing.pending_reviews.count
+    if not count:
+        return "Nothing waits for review."
+    rows = "row waits" if count == 1 else "rows wait"
+    return f"{count} review-queue {rows} for you: {briefing.pending_reviews.pointer or TRIAGE_POINTER}."

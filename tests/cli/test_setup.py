@@ -1,0 +1,160 @@
+"""``zm setup``: one step connects Claude Code, Codex or Cursor, keeps everything else in their files,
+and changes nothing the second time; the hook it installs answers a SessionStart with the briefing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.cli.harness import Result, Zm
+from zero_memory.cli.client_config import HookEntry, ServerEntry, redact
+
+CLAUDE_JSON = {
+    "numStartups": 12,
+    "mcpServers": {
+        "github": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}
+    },
+    "projects": {"/home/me/api": {"allowedTools": []}},
+}
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(make test)"]},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo welcome"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check-bash.sh"}]}],
+    },
+}
+CODEX_TOML = """\
+# my Codex settings
+model = "o4-mini"
+
+[mcp_servers.docs]  # the docs server
+command = "docs-mcp"
+args = ["--stdio"]
+"""
+
+
+def run_setup(zm: Zm, home: Path, *args: str) -> Result:
+    done = zm("setup", *args, env={"HOME": str(home)})
+    assert done.exit_code == 0, done.stderr
+    return done
+
+
+def test_claude_code_twice_keeps_other_servers_and_hooks_and_adds_zero_memory_once(zm: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "me"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude.json").write_text(json.dumps(CLAUDE_JSON))
+    (home / ".claude" / "settings.json").write_text(json.dumps(CLAUDE_SETTINGS))
+
+    first = run_setup(zm, home, "claude-code")
+    assert "added: mcpServers.zero-memory" in first.stdout and "added: hooks.SessionStart" in first.stdout
+    second = run_setup(zm, home, "claude-code")
+    assert "added" not in second.stdout and second.stdout.count("unchanged:") == 2
+
+    config = json.loads((home / ".claude.json").read_text())
+    assert config["numStartups"] == 12 and config["projects"] == CLAUDE_JSON["projects"]
+    assert config["mcpServers"]["github"] == CLAUDE_JSON["mcpServers"]["github"]
+    server = config["mcpServers"]["zero-memory"]
+    assert server["type"] == "stdio" and server["args"] == ["mcp"] and Path(server["command"]).name == "zm"
+    assert Path(server["command"]).is_absolute() and server["env"]["ZM_HOME"].endswith("zm-home")
+
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert settings["permissions"] == CLAUDE_SETTINGS["permissions"]
+    assert settings["hooks"]["PreToolUse"] == CLAUDE_SETTINGS["hooks"]["PreToolUse"]
+    starts = settings["hooks"]["SessionStart"]
+    assert starts[0] == CLAUDE_SETTINGS["hooks"]["SessionStart"][0]
+    ours = [h for group in starts for h in group["hooks"] if "context --hook" in h["command"]]
+    assert len(starts) == 2 and len(ours) == 1
+
+    # The installed command, fed Claude Code's SessionStart input, answers with the briefing.
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    task = zm("remember", "Finish the export endpoint", "--kind", "task", "--project", str(repo), "--json").json()
+    event = {"session_id": "s-42", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    shell = subprocess.run(
+        ["sh", "-c", ours[0]["command"]],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(home)},
+        timeout=120,
+        check=False,
+    )
+    assert shell.returncode == 0, shell.stderr
+    answer = json.loads(shell.stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert task["id"] in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_moved_zm_updates_our_entries_and_nothing_else(zm: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "me"
+    run_setup(zm, home, "claude-code")
+    moved = run_setup(zm, home, "claude-code", "--command", "/opt/zm/bin/zm")
+    assert moved.stdout.count("updated:") == 2
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert len(commands) == 1 and "/opt/zm/bin/zm context --hook" in commands[0]
+
+
+def test_codex_keeps_the_users_comments_and_servers(zm: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "me"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(CODEX_TOML)
+    assert "added: mcp_servers.zero-memory" in run_setup(zm, home, "codex").stdout
+    assert "unchanged: mcp_servers.zero-memory" in run_setup(zm, home, "codex").stdout
+    text = (home / ".codex" / "config.toml").read_text()
+    assert text.startswith(CODEX_TOML)
+    parsed = tomllib.loads(text)
+    assert parsed["model"] == "o4-mini" and parsed["mcp_servers"]["docs"]["command"] == "docs-mcp"
+    assert parsed["mcp_servers"]["zero-memory"]["args"] == ["mcp"]
+
+
+def test_cursor_and_print(zm: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "me"
+    printed = run_setup(zm, home, "cursor", "--print")
+    assert not (home / ".cursor").exists()
+    assert str(home / ".cursor" / "mcp.json") in printed.stdout and '"zero-memory"' in printed.stdout
+    run_setup(zm, home, "cursor")
+    written = json.loads((home / ".cursor" / "mcp.json").read_text())
+    assert list(written["mcpServers"]) == ["zero-memory"]
+    claude = run_setup(zm, home, "claude-code", "--print")
+    assert "context --hook" in claude.stdout and not (home / ".claude.json").exists()
+
+
+def test_a_file_that_does_not_parse_is_refused_and_left_alone(zm: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "me"
+    (home / ".cursor").mkdir(parents=True)
+    (home / ".cursor" / "mcp.json").write_text("{not json")
+    done = zm("setup", "cursor", env={"HOME": str(home)})
+    assert done.exit_code == 1 and done.stderr.startswith("validation_failed:") and "mcp.json" in done.stderr
+    assert (home / ".cursor" / "mcp.json").read_text() == "{not json"
+
+
+@pytest.mark.parametrize(
+    ("document", "change"),
+    [
+        ({}, "added"),
+        ({"mcpServers": {"zero-memory": {"command": "zm", "args": ["mcp"]}}}, "unchanged"),
+        ({"mcpServers": {"zero-memory": {"command": "old", "args": ["mcp"]}}}, "updated"),
+    ],
+)
+def test_a_server_entry_reports_what_it_changed(document: dict[str, object], change: str) -> None:
+    entry = ServerEntry("x.json", ("mcpServers", "zero-memory"), {"command": "zm", "args": ["mcp"]})
+    assert entry.apply(document) == change
+    assert entry.apply(document) == "unchanged"
+
+
+def test_a_hook_entry_never_touches_other_hooks() -> None:
+    entry = HookEntry("s.json", "SessionStart", "/bin/zm context --hook", "context --hook")
+    document: dict[str, object] = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}}
+    assert entry.apply(document) == "added"
+    assert entry.apply(document) == "unchanged"
+    assert document["hooks"]["SessionStart"][0] == {"hooks": [{"type": "command", "command": "x"}]}  # type: ignore[index]
+
+
+def test_a_database_password_is_never_shown() -> None:
+    assert redact("postgresql://zm:s3cret@db:5432/zm") == "postgresql://zm:***@db:5432/zm"
