@@ -61,6 +61,13 @@ def answer(content: str, finish_reason: str = "stop") -> Reply:
     return FakeOpenAIServer.completion(content, finish_reason=finish_reason)
 
 
+NOT_CLOSED = answer(json.dumps({"rationale": "Not done.", "closed": False, "confidence": 0.9}))
+
+
+def schema_of(request: RecordedRequest) -> str:
+    return str(request.body["response_format"]["json_schema"]["name"])
+
+
 # fault -> (the replies of the faulty run, the failure the run notes)
 FAULTS: dict[str, tuple[list[Reply], str]] = {
     "timeout": ([FakeOpenAIServer.verdict("duplicate", 0.99).delayed(3)], "timeout"),
@@ -285,7 +292,8 @@ def test_the_automatic_actions_are_exactly_what_routing_prescribes_for_the_parse
     happened to the two memories is ``decide(parsed answer)``, or nothing at all for an answer that breaks
     the contract. Content never reaches routing, so it cannot add an action routing would not take."""
     fake.requests.clear()
-    fake.respond_with(lambda request: answer(raw))
+    # A task or question among the two is also an open loop: the loop-closure stage asks about it, and is told no.
+    fake.respond_with(lambda request: answer(raw) if schema_of(request) != "loop_closure_verdict" else NOT_CLOSED)
     with tempfile.TemporaryDirectory(prefix="zm-judge-faults-") as home:
         app = build_app(
             Settings.from_environ({"ZM_HOME": home, "ZM_USER": "alice", **judge_env(fake)}), embedder=HashingEmbedder()

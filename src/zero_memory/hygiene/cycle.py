@@ -2,7 +2,7 @@
 
 A full cycle over one owner's memories = pair scan of recent memories +
 stale sweep + (on demand) the re-judge pass + judge re-examination +
-portability audit + stale-suspect detection. One cycle per owner at a time:
+portability audit + stale-suspect detection + loop closure. One cycle per owner at a time:
 a cycle holds the owner's lock and its run's lock for its whole life.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from zero_memory.app import App
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Run, RunStatus
-from zero_memory.hygiene import portability, reexamine, runs, suspects
+from zero_memory.hygiene import loop_closure, portability, reexamine, runs, suspects
 from zero_memory.hygiene.candidates import neighbours, pairs, recent_subjects
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
@@ -54,7 +54,7 @@ def steps(rejudge: bool) -> list[Step]:
     chosen: list[Step] = [pair_scan, _stale_sweep]
     if rejudge:
         chosen.append(_rejudge)
-    chosen += [reexamine.step, portability.step, suspects.step]
+    chosen += [reexamine.step, portability.step, suspects.step, loop_closure.step]
     return chosen
 
 

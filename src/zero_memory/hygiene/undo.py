@@ -1,4 +1,4 @@
-"""Undo a run: restore every memory it invalidated and remove the links it added.
+"""Undo a run: restore every memory it invalidated, reopen every loop it closed, remove the links it added.
 
 Review-queue rows the run raised stay where they are: they are questions for
 a person, not actions. Judgements stay cached, so an undone pair is not
@@ -11,8 +11,18 @@ from pydantic import BaseModel
 
 from zero_memory import errors, transitions
 from zero_memory.app import App
-from zero_memory.domain.memory import Status
+from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.store.base import SYSTEM
+
+# The automatic invalidations a run records: a resolved pair, and a loop the loop-closure stage closed.
+UNDONE = ("hygiene.auto_resolve", "close_loop")
+
+
+def _still_as_left(action: str, memory: Memory, successor: str) -> bool:
+    """The memory is still invalidated the way the run left it (not since restored and retired otherwise)."""
+    if action == "close_loop":
+        return memory.invalidated_reason is InvalidationReason.CLOSED
+    return memory.superseded_by == successor
 
 
 class UndoReport(BaseModel):
@@ -31,13 +41,11 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
         if run is None or (owner is not None and run.owner not in (owner, None)):
             raise errors.not_found(f"run {run_id[:80]}")
         for entry in tx.audit_for_run(run_id):
-            if entry.action != "hygiene.auto_resolve":
-                continue
-            if owner is not None and entry.owner != owner:
+            if entry.action not in UNDONE or (owner is not None and entry.owner != owner):
                 continue
             successor, loser_id = entry.memory_ids[0], entry.memory_ids[-1]
             loser = tx.get_memory(loser_id, SYSTEM)
-            if loser is None or loser.status is Status.LIVE or loser.superseded_by != successor:
+            if loser is None or loser.status is Status.LIVE or not _still_as_left(entry.action, loser, successor):
                 already.append(loser_id)
                 continue
             transitions.restore(tx, loser, actor=actor, at=now, run_id=run_id, payload={"undo": run_id})

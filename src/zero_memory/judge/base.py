@@ -30,7 +30,7 @@ from typing import ClassVar, Protocol, overload, runtime_checkable
 
 from zero_memory.domain.memory import Memory, age_days
 from zero_memory.judge.extraction import ExtractionAnswer
-from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, PortabilityVerdict
+from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, LoopClosureVerdict, PortabilityVerdict
 
 
 class Purpose(StrEnum):
@@ -43,6 +43,7 @@ class Purpose(StrEnum):
     GATE = "gate"
     RETRO = "retro"
     EXTRACT = "extract"
+    LOOP_CLOSURE = "loop_closure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,20 @@ class ExtractionRequest:
     purpose: Purpose = Purpose.EXTRACT
 
 
-JudgeRequest = PairRequest | PortabilityRequest | ExtractionRequest
+@dataclass(frozen=True, slots=True)
+class LoopClosureRequest:
+    """Does the later memory show the open loop done (a task) or answered (a question)?
+
+    ``provisional``: the evidence has rank 0, so the fast model judges.
+    """
+
+    loop: JudgedMemory
+    evidence: JudgedMemory
+    purpose: Purpose = Purpose.LOOP_CLOSURE
+    provisional: bool = False
+
+
+JudgeRequest = PairRequest | PortabilityRequest | ExtractionRequest | LoopClosureRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +150,13 @@ class Extracted:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgedLoopClosure:
+    verdict: LoopClosureVerdict
+    usage: Usage
+    outcome: ClassVar[str] = "judged"
+
+
+@dataclass(frozen=True, slots=True)
 class Unjudged:
     """Offer mode: no model was asked. The pair is parked with verdict ``unjudged``."""
 
@@ -159,7 +180,8 @@ class JudgeFailure:
 PairResult = Judged | Unjudged | JudgeFailure
 PortabilityResult = JudgedPortability | Unjudged | JudgeFailure
 ExtractionResult = Extracted | Unjudged | JudgeFailure
-JudgeResult = Judged | JudgedPortability | Extracted | Unjudged | JudgeFailure
+LoopClosureResult = JudgedLoopClosure | Unjudged | JudgeFailure
+JudgeResult = Judged | JudgedPortability | Extracted | JudgedLoopClosure | Unjudged | JudgeFailure
 
 
 @runtime_checkable
@@ -188,6 +210,8 @@ class Judge(Protocol):
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     @overload
     def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
+    @overload
+    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         """Ask once; never raises for anything the provider does."""
         ...
@@ -198,7 +222,7 @@ def model_for(request: JudgeRequest, *, model: str, fast_model: str, extract_mod
     one) for a transcript chunk, else the adjudication model."""
     if isinstance(request, ExtractionRequest):
         return extract_model or fast_model
-    if isinstance(request, PairRequest) and request.provisional:
+    if isinstance(request, PairRequest | LoopClosureRequest) and request.provisional:
         return fast_model
     return model
 

@@ -31,10 +31,13 @@ from zero_memory.judge.base import (
     ExtractionResult,
     FailureKind,
     Judged,
+    JudgedLoopClosure,
     JudgedPortability,
     JudgeFailure,
     JudgeRequest,
     JudgeResult,
+    LoopClosureRequest,
+    LoopClosureResult,
     PairRequest,
     PairResult,
     PortabilityRequest,
@@ -44,7 +47,7 @@ from zero_memory.judge.base import (
     model_for,
 )
 from zero_memory.judge.extraction import ExtractionAnswer
-from zero_memory.judge.verdict import HygieneVerdict, PortabilityVerdict, Verdict
+from zero_memory.judge.verdict import HygieneVerdict, LoopClosureVerdict, PortabilityVerdict, Verdict
 
 FakeAnswer = (
     str
@@ -53,6 +56,8 @@ FakeAnswer = (
     | HygieneVerdict
     | bool
     | PortabilityVerdict
+    | LoopClosureVerdict
+    | tuple[bool, float]
     | ExtractionAnswer
     | list[dict[str, Any]]
     | FailureKind
@@ -117,6 +122,8 @@ class FakeJudge:
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     @overload
     def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
+    @overload
+    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         self.requests.append(request)
         if self._queue:
@@ -131,7 +138,7 @@ class FakeJudge:
 
     def _result(self, request: JudgeRequest, answer: FakeAnswer) -> JudgeResult:
         usage = Usage(self.model_for(request), *self._tokens, latency_ms=0)
-        if isinstance(answer, Judged | JudgedPortability | Extracted | Unjudged | JudgeFailure):
+        if isinstance(answer, Judged | JudgedPortability | Extracted | JudgedLoopClosure | Unjudged | JudgeFailure):
             return answer
         if isinstance(answer, FailureKind):
             return JudgeFailure(answer, f"fake {answer} failure", usage)
@@ -141,6 +148,14 @@ class FakeJudge:
             if not isinstance(answer, ExtractionAnswer):
                 raise TypeError(f"FakeJudge: {answer!r} does not answer an extraction request")
             return Extracted(answer, usage)
+        if isinstance(request, LoopClosureRequest):
+            if isinstance(answer, bool):
+                answer = (answer, 1.0)
+            if isinstance(answer, tuple) and isinstance(answer[0], bool):
+                answer = LoopClosureVerdict(closed=answer[0], confidence=answer[1], rationale=FAKE_RATIONALE)
+            if not isinstance(answer, LoopClosureVerdict):
+                raise TypeError(f"FakeJudge: {answer!r} does not answer a loop-closure request")
+            return JudgedLoopClosure(answer, usage)
         if isinstance(request, PortabilityRequest):
             if isinstance(answer, bool):
                 answer = PortabilityVerdict(portable=answer, confidence=1.0, rationale=FAKE_RATIONALE)
@@ -149,7 +164,7 @@ class FakeJudge:
             return JudgedPortability(answer, usage)
         if isinstance(answer, list | ExtractionAnswer):
             raise TypeError(f"FakeJudge: {answer!r} answers an extraction request, not a pair")
-        if isinstance(answer, tuple):
+        if isinstance(answer, tuple) and isinstance(answer[0], str):
             verdict, confidence = answer
             answer = HygieneVerdict(verdict=Verdict(verdict), confidence=confidence, rationale=FAKE_RATIONALE)
         elif isinstance(answer, str):

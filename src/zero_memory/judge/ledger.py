@@ -22,6 +22,8 @@ from zero_memory.judge.base import (
     Judge,
     JudgeRequest,
     JudgeResult,
+    LoopClosureRequest,
+    LoopClosureResult,
     PairRequest,
     PairResult,
     PortabilityRequest,
@@ -97,5 +99,7 @@ class AttributedJudge:
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     @overload
     def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
+    @overload
+    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         return judge_and_record(self.inner, request, owner=self.owner, run_id=self.run_id, record=self._record)

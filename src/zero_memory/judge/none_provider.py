@@ -15,6 +15,8 @@ from zero_memory.judge.base import (
     ExtractionResult,
     JudgeRequest,
     JudgeResult,
+    LoopClosureRequest,
+    LoopClosureResult,
     PairRequest,
     PairResult,
     PortabilityRequest,
@@ -41,5 +43,7 @@ class NoneJudge:
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     @overload
     def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
+    @overload
+    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         return Unjudged()

@@ -18,11 +18,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from zero_memory.judge.base import ExtractionRequest, JudgedMemory, JudgeRequest, PairRequest
+from zero_memory.judge.base import ExtractionRequest, JudgedMemory, JudgeRequest, LoopClosureRequest, PairRequest
 from zero_memory.judge.extraction import EXTRACTION_SCHEMA, EXTRACTION_SCHEMA_NAME
 from zero_memory.judge.verdict import (
     HYGIENE_SCHEMA,
     HYGIENE_SCHEMA_NAME,
+    LOOP_CLOSURE_SCHEMA,
+    LOOP_CLOSURE_SCHEMA_NAME,
     PORTABILITY_SCHEMA,
     PORTABILITY_SCHEMA_NAME,
 )
@@ -71,6 +73,14 @@ def build_prompt(request: JudgeRequest) -> Prompt:
             schema=HYGIENE_SCHEMA,
             description="Record how Memory A and Memory B relate.",
         )
+    if isinstance(request, LoopClosureRequest):
+        return Prompt(
+            system=_instructions("loop_closure_prompt.txt"),
+            user=loop_closure_message(request.loop, request.evidence),
+            schema_name=LOOP_CLOSURE_SCHEMA_NAME,
+            schema=LOOP_CLOSURE_SCHEMA,
+            description="Record whether the later memory closes the open loop.",
+        )
     return Prompt(
         system=_instructions("portability_prompt.txt"),
         user=portability_message(request.memory),
@@ -99,6 +109,14 @@ def extraction_message(transcript: str) -> str:
         f"<transcript>\n{transcript}\n</transcript>\n\n"
         "Which statements from this excerpt are worth keeping for later sessions?"
     )
+
+
+def loop_closure_message(loop: JudgedMemory, evidence: JudgedMemory) -> str:
+    if loop.kind == "task":
+        question = "Does the later memory show this task done?"
+    else:
+        question = "Does the later memory answer this question?"
+    return "\n\n".join([_memory_block("Open loop", loop), _memory_block("Later memory", evidence), question])
 
 
 def _memory_block(title: str, memory: JudgedMemory) -> str:

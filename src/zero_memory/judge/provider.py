@@ -29,10 +29,13 @@ from zero_memory.judge.base import (
     ExtractionResult,
     FailureKind,
     Judged,
+    JudgedLoopClosure,
     JudgedPortability,
     JudgeFailure,
     JudgeRequest,
     JudgeResult,
+    LoopClosureRequest,
+    LoopClosureResult,
     PairRequest,
     PairResult,
     PortabilityRequest,
@@ -42,7 +45,13 @@ from zero_memory.judge.base import (
 )
 from zero_memory.judge.extraction import parse_extraction
 from zero_memory.judge.prompt import Prompt, build_prompt
-from zero_memory.judge.verdict import InvalidAnswer, MalformedAnswer, parse_hygiene, parse_portability
+from zero_memory.judge.verdict import (
+    InvalidAnswer,
+    MalformedAnswer,
+    parse_hygiene,
+    parse_loop_closure,
+    parse_portability,
+)
 
 MAX_DETAIL_CHARS = 300
 
@@ -124,6 +133,8 @@ class ModelJudge:
     def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
     @overload
     def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
+    @overload
+    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
     def judge(self, request: JudgeRequest) -> JudgeResult:
         model = self.model_for(request)
         if self._unusable is not None:
@@ -184,6 +195,8 @@ class ModelJudge:
                 return Judged(parse_hygiene(answer.content), usage)
             if isinstance(request, ExtractionRequest):
                 return Extracted(parse_extraction(answer.content), usage)
+            if isinstance(request, LoopClosureRequest):
+                return JudgedLoopClosure(parse_loop_closure(answer.content), usage)
             return JudgedPortability(parse_portability(answer.content), usage)
         except MalformedAnswer as exc:
             cut = " (the reply was cut off at the token limit)" if answer.truncated else ""

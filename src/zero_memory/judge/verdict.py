@@ -22,6 +22,7 @@ MAX_RATIONALE_CHARS: Final = 2_000
 
 HYGIENE_SCHEMA_NAME: Final = "hygiene_verdict"
 PORTABILITY_SCHEMA_NAME: Final = "portability_verdict"
+LOOP_CLOSURE_SCHEMA_NAME: Final = "loop_closure_verdict"
 
 
 class Verdict(StrEnum):
@@ -70,6 +71,11 @@ class PortabilityVerdict(_Answer):
     confidence: float = Field(ge=0.0, le=1.0, description="Probability that the answer is right, 0 to 1.")
 
 
+class LoopClosureVerdict(_Answer):
+    closed: bool = Field(description="True only if the later note shows the task done or the question answered.")
+    confidence: float = Field(ge=0.0, le=1.0, description="Probability that the answer is right, 0 to 1.")
+
+
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -88,6 +94,10 @@ def parse_hygiene(answer: str | dict[str, Any]) -> HygieneVerdict:
 
 def parse_portability(answer: str | dict[str, Any]) -> PortabilityVerdict:
     return parse_answer(PortabilityVerdict, answer)
+
+
+def parse_loop_closure(answer: str | dict[str, Any]) -> LoopClosureVerdict:
+    return parse_answer(LoopClosureVerdict, answer)
 
 
 def parse_answer(model: type[_M], answer: str | dict[str, Any]) -> _M:
@@ -148,3 +158,4 @@ def response_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 HYGIENE_SCHEMA: Final = response_schema(HygieneVerdict)
 PORTABILITY_SCHEMA: Final = response_schema(PortabilityVerdict)
+LOOP_CLOSURE_SCHEMA: Final = response_schema(LoopClosureVerdict)

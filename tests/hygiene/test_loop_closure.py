@@ -1,0 +1,129 @@
+"""The loop-closure stage in process, with a FakeJudge: the decision, the evidence, the cap, the models,
+dry runs and the undo; the verdict and prompt of its judge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.hygiene.pipeline import cycle, factory
+from tests.memory.helpers import write
+from zero_memory.access.caller import Caller
+from zero_memory.app import App
+from zero_memory.domain.records import AuditEntry
+from zero_memory.hygiene.loop_closure import cache_key, closes, ever_reopened
+from zero_memory.hygiene.undo import undo_run
+from zero_memory.judge.base import FailureKind, JudgedMemory, LoopClosureRequest
+from zero_memory.judge.fake import FakeJudge
+from zero_memory.judge.prompt import build_prompt
+from zero_memory.judge.verdict import InvalidAnswer, parse_loop_closure
+from zero_memory.memory.lifecycle import get_memory
+from zero_memory.store.base import SYSTEM
+
+MakeApp = Callable[..., App]
+TASK = "Add retries to the invoice mailer"
+DONE = "Add retries to the invoice mailer: done, the mailer now retries three times"
+
+
+@pytest.mark.parametrize(
+    ("closed", "confidence", "expected"),
+    [(True, 0.85, True), (True, 0.99, True), (True, 0.849, False), (False, 0.99, False), (False, 0.2, False)],
+)
+def test_only_a_confident_closed_closes(closed: bool, confidence: float, expected: bool) -> None:
+    assert closes(closed, confidence, 0.85) is expected
+
+
+def test_a_loop_ever_restored_counts_as_reopened() -> None:
+    def entry(action: str) -> AuditEntry:
+        return AuditEntry(1, datetime(2025, 1, 1, tzinfo=UTC), "alice", action, "alice", ["mem_1"], {})
+
+    assert not ever_reopened([entry("remember"), entry("close_loop")])
+    assert ever_reopened([entry("remember"), entry("close_loop"), entry("restore")])
+
+
+def test_the_cache_key_is_never_a_pair_key() -> None:
+    assert "|" not in cache_key("mem_a", "mem_b") and cache_key("mem_a", "mem_b") != cache_key("mem_b", "mem_a")
+
+
+def test_the_verdict_is_strict() -> None:
+    assert parse_loop_closure('{"rationale": "r", "closed": true, "confidence": 0.9}').closed
+    for bad in ('{"rationale": "r", "closed": "yes", "confidence": 0.9}', '{"closed": true, "confidence": 2}'):
+        with pytest.raises(InvalidAnswer):
+            parse_loop_closure(bad)
+
+
+def test_the_prompt_presents_the_loop_then_the_later_memory_and_its_own_schema() -> None:
+    request = LoopClosureRequest(JudgedMemory("task", 40, TASK), JudgedMemory("episode", 2, DONE))
+    prompt = build_prompt(request)
+    assert prompt.schema_name == "loop_closure_verdict"
+    assert prompt.user.index("Open loop — kind: task") < prompt.user.index("Later memory — kind: episode")
+    assert TASK in prompt.user and DONE in prompt.user and "done" in prompt.user.splitlines()[-1]
+    assert set(prompt.schema["properties"]) == {"rationale", "closed", "confidence"}
+
+
+def test_a_full_cycle_closes_the_loop_links_its_evidence_and_undo_reopens_it(make_app: MakeApp, alice: Caller) -> None:
+    judge = FakeJudge(lambda r: (True, 0.9) if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app(judge_factory=factory(judge))
+    task = write(app, alice, TASK, "task", scope="personal")
+    done = write(app, alice, DONE, "episode", scope="personal")
+    run, summary = cycle(app)
+    assert summary["loops_closed"] == 1
+    shown = get_memory(app, alice, task.id)
+    assert shown.memory.invalidated_reason == "closed"
+    assert [(lk.src, lk.dst) for lk in shown.links] == [(done.id, task.id)]
+    report = undo_run(app, run.id, actor="alice")
+    assert report.restored == [task.id] and report.unlinked == 1
+    _, second = cycle(app)
+    assert second["loops_closed"] == 0 and get_memory(app, alice, task.id).memory.status == "live"
+
+
+def test_provisional_evidence_goes_to_the_fast_model(make_app: MakeApp, alice: Caller) -> None:
+    judge = FakeJudge(lambda r: (False, 0.9) if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app(judge_factory=factory(judge))
+    task = write(app, alice, TASK, "task", scope="personal")
+    write(app, alice, DONE, "episode", scope="personal", provisional=True)
+    cycle(app)
+    asked = [r for r in judge.requests if isinstance(r, LoopClosureRequest)]
+    assert len(asked) == 1 and asked[0].provisional and judge.model_for(asked[0]) == "fake-fast"
+    with app.store.tx() as tx:
+        assert tx.get_memory(task.id, SYSTEM).live  # type: ignore[union-attr]
+
+
+def test_older_other_scope_and_loop_evidence_is_never_asked(make_app: MakeApp, alice: Caller, bob: Caller) -> None:
+    judge = FakeJudge(lambda r: (True, 0.99) if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app(judge_factory=factory(judge))
+    write(app, alice, DONE, "episode", scope="personal")  # older than the loop
+    write(app, alice, TASK, "task", scope="personal")
+    write(app, alice, DONE + " (in the api project)", "episode", project_hint="/srv/api")  # another scope
+    write(app, alice, TASK + " for the reminders too", "task", scope="personal")  # another open loop
+    write(app, bob, DONE, "episode", scope="personal")  # another owner
+    _, summary = cycle(app)
+    assert [r for r in judge.requests if isinstance(r, LoopClosureRequest)] == []
+    assert summary["loops_closed"] == 0
+
+
+def test_the_stage_is_capped_per_run_and_fails_closed(make_app: MakeApp, alice: Caller) -> None:
+    judge = FakeJudge(lambda r: FailureKind.MALFORMED if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app({}, judge_factory=factory(judge))
+    app.settings = app.settings.with_changes(hygiene=app.settings.hygiene.__class__(loop_closure_max_per_run=2))
+    for n in range(4):
+        write(app, alice, f"{TASK} number {n}", "task", scope="personal")
+    for n in range(4):
+        write(app, alice, f"{DONE} number {n}", "episode", scope="personal")
+    _, summary = cycle(app)
+    assert len([r for r in judge.requests if isinstance(r, LoopClosureRequest)]) == 2
+    assert summary["failed_judgements"] == 2 and summary["loops_closed"] == 0
+    assert any("cap of 2" in note for note in summary["notes"])
+
+
+def test_a_dry_run_counts_and_changes_nothing(make_app: MakeApp, alice: Caller) -> None:
+    judge = FakeJudge(lambda r: (True, 0.95) if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app(judge_factory=factory(judge))
+    task = write(app, alice, TASK, "task", scope="personal")
+    write(app, alice, DONE, "episode", scope="personal")
+    _, summary = cycle(app, dry_run=True)
+    assert summary["loops_closed"] == 1
+    with app.store.tx() as tx:
+        assert tx.get_memory(task.id, SYSTEM).live  # type: ignore[union-attr]
