@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ from tests.cli.harness import Zm, build_app_for, commands, run_in_process
 from zero_memory.app import App
 from zero_memory.cli import common
 from zero_memory.cli.main import cli
+from zero_memory.domain.records import Channel
 from zero_memory.settings import Settings
+from zero_memory.store import open_store
 
 FAKE_GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8s9T0"
 
@@ -214,3 +217,24 @@ def test_an_app_handed_in_is_used_as_it_is_and_left_open(make_app: Callable[...,
     shown = run_in_process(["get", done.json()["id"], "--json"], env={"ZM_HOME": str(elsewhere)}, app=application)
     assert shown.json()["memory"]["content"] == "The API is versioned in the URL"
     assert not elsewhere.exists()
+
+
+def test_recall_from_the_shell_is_traffic_but_never_reinforces(zm: Zm, tmp_path: Path) -> None:
+    text = "The staging cluster runs Kubernetes 1.31"
+    memory_id = zm("remember", text, "--kind", "fact", "--scope", "personal", "--json").json()["id"]
+    scores = []
+    for _ in range(3):
+        found = zm("recall", "staging cluster kubernetes", "--json")
+        assert found.exit_code == 0, found.stderr
+        scores.append(next(h["score"] for h in found.json()["hits"] if h["id"] == memory_id))
+    # Equal but for the few seconds of age between the calls; one reinforcing session would add 7 %.
+    assert scores[1] == pytest.approx(scores[0], rel=1e-5)
+    assert scores[2] == pytest.approx(scores[0], rel=1e-5)
+    store = open_store(f"sqlite:///{tmp_path / 'zm-home' / 'zm.db'}")
+    try:
+        with store.tx() as tx:
+            since = datetime(2000, 1, 1, tzinfo=UTC)
+            assert tx.surfacings_of([memory_id], since=since) == {memory_id: 3}
+            assert tx.sessions_served([memory_id], since=since, channel=Channel.RECALL) == {}
+    finally:
+        store.close()

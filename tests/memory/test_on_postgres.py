@@ -18,6 +18,16 @@ from tests.memory.test_lifecycle import (  # noqa: F401  (collected again, on Po
     test_forget_keeps_the_row_and_restore_brings_it_back,
     test_move_reports_moved_unchanged_and_failed_and_keeps_the_original_scope,
 )
+from tests.memory.test_ranking import (  # noqa: F401
+    clock,
+    ranked,
+    test_a_challenged_memory_is_demoted_and_its_surfacings_no_longer_lift_it,
+    test_a_closed_loop_leaves_recall_and_a_reopened_one_comes_back_undecayed,
+    test_a_memory_served_in_many_sessions_is_boosted_at_most_by_the_cap,
+    test_many_recalls_in_one_session_count_once,
+    test_open_loops_do_not_decay_while_open,
+    test_the_dashboard_the_cli_channel_and_benchmarks_never_reinforce,
+)
 from tests.memory.test_recall import (  # noqa: F401
     test_forgotten_memories_are_not_recalled,
     test_recall_finds_by_meaning_and_by_exact_words,

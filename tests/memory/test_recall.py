@@ -12,19 +12,15 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.clock import utcnow
-from zero_memory.domain.memory import Kind, Memory
+from zero_memory.domain.memory import Kind, Memory, Status
 from zero_memory.domain.records import Channel
-from zero_memory.memory.recall import recall, reinforcement, rrf, score
+from zero_memory.memory.recall import recall, relevance, score
 
 
-def test_rrf_rewards_ids_found_by_both_rankers() -> None:
-    fused = rrf([["a", "b"], ["b", "c"]])
-    assert fused["b"] > fused["a"] > fused["c"]
-
-
-def test_reinforcement_grows_slowly_with_surfacings() -> None:
-    assert reinforcement(0) == 1.0
-    assert 1.2 < reinforcement(10) < 1.3
+def test_relevance_adds_the_weighted_text_score_to_the_similarity() -> None:
+    assert relevance(0.5, 0.0) == 0.5
+    assert relevance(0.5, 1.0) > relevance(0.5, 0.5) > relevance(0.5, 0.0)
+    assert relevance(-0.2, 0.0) == 0.0
 
 
 def test_recall_finds_by_meaning_and_by_exact_words(app: App, alice: Caller) -> None:
@@ -66,11 +62,11 @@ def test_provisional_ranks_below_authoritative_at_equal_relevance(app: App, alic
 
 def test_open_tasks_never_decay_and_episodes_decay_faster_than_decisions() -> None:
     now = utcnow()
-    task = Memory(
+    episode = Memory(
         id="t",
         owner="a",
         scope="user.a",
-        kind=Kind.TASK,
+        kind=Kind.EPISODE,
         content="x",
         author_kind="agent",  # type: ignore[arg-type]
         agent_name="t",
@@ -92,10 +88,11 @@ def test_open_tasks_never_decay_and_episodes_decay_faster_than_decisions() -> No
         created_at=now,  # type: ignore[arg-type]
         updated_at=now,
     )
-    episode = replace(task, id="e", kind=Kind.EPISODE)
+    task = replace(episode, id="k", kind=Kind.TASK)
     assert score(1.0, task, 60, 0, False) == pytest.approx(1.0)  # a live task is open: it stays in sight
-    assert score(1.0, episode, 30, 0, False) == pytest.approx(0.5)
-    assert score(1.0, decision, 28, 0, False) > 0.99
+    assert score(1.0, replace(task, status=Status.INVALIDATED), 60, 0, False) == pytest.approx(0.25)
+    assert score(1.0, episode, 60, 0, False) == pytest.approx(0.25)
+    assert score(1.0, decision, 60, 0, False) > 0.98
 
 
 def test_the_default_read_set_is_the_project_plus_personal_and_core(app: App) -> None:

@@ -62,9 +62,12 @@ class LinkType(StrEnum):
 MAX_CONTENT_CHARS = 16_000
 MAX_DECLARED_SUPERSEDES = 10
 
-# Half-lives of the recall age decay, in days, per kind. Open loops have none: see ``decay``.
+# Half-lives of the recall age decay, in days, per kind. An open loop does not decay while open
+# (``age_factor``); once closed it is history, like an episode.
 HALF_LIFE_DAYS: dict[Kind, float] = {
     Kind.EPISODE: 30,
+    Kind.TASK: 30,
+    Kind.OPEN_QUESTION: 30,
     Kind.FACT: 365,
     Kind.GOTCHA: 3 * 365,
     Kind.PREFERENCE: 5 * 365,
@@ -134,15 +137,20 @@ def age_days(created_at: datetime, now: datetime) -> float:
 
 
 def decay(kind: Kind, age: float) -> float:
-    """Exponential age decay: 1.0 when new, 0.5 after one half-life of the kind.
-
-    Open loops never decay: a live task or open question is still open, and a
-    hand-over between sessions weeks apart must still find it. Closing it
-    (``close_loop``, a declared supersede) is what takes it out of sight.
-    """
-    if kind in OPEN_LOOP_KINDS:
-        return 1.0
+    """Exponential age decay: 1.0 when new, 0.5 after one half-life of the kind."""
     return float(0.5 ** (age / HALF_LIFE_DAYS[kind]))
+
+
+def age_factor(memory: Memory, age: float) -> float:
+    """The age decay recall applies: none for an open loop while it is open, the kind's otherwise.
+
+    A task or an open question is as pressing at three months as on its first
+    day, and a hand-over between sessions weeks apart must still find it, until
+    someone closes it (``close_loop``, a declared supersede, loop closure).
+    """
+    if memory.open_loop and memory.live:
+        return 1.0
+    return decay(memory.kind, age)
 
 
 def stale_days(kind: Kind, scope_is_core: bool, age: float) -> int | None:

@@ -1,11 +1,19 @@
 """Recall: hybrid retrieval over the caller's read set.
 
-Vector similarity and full-text search are fused by reciprocal rank fusion,
-then multiplied by a per-kind age decay and a reinforcement factor (how often
-recall served the memory lately). Provisional memories sit below
-authoritative ones at equal relevance; challenged memories rank lower;
-disputed ones are flagged. Every hit returned to a client is recorded as a
-surfacing, with its session and channel.
+Candidates come from both sides: the nearest vectors, and the memories holding
+the query's rarest words (the full-text plan, store/fulltext.py). Each
+candidate's relevance is its cosine similarity to the query plus
+``TEXT_WEIGHT`` times its full-text score (the share of the query's word
+weight its text holds); that is multiplied by a per-kind age decay (none for
+an open loop while it is open) and by a reinforcement factor: how many agent
+sessions recall served it lately, counted once per session and capped at
+``REINFORCEMENT_CAP``. Provisional memories sit below authoritative ones at
+equal relevance; a challenged memory is demoted and never reinforced;
+disputed ones are flagged. The defaults and how they were measured:
+docs/calibration.md.
+
+Every hit returned to a client is recorded as a surfacing, with its session
+and channel; only surfacings of the ``recall`` channel reinforce.
 """
 
 from __future__ import annotations
@@ -18,40 +26,40 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain import scopes
-from zero_memory.domain.memory import Kind, Memory, Rank, age_days, decay, stale_days
+from zero_memory.domain.memory import Kind, Memory, Rank, age_days, age_factor, stale_days
 from zero_memory.domain.records import Channel
 from zero_memory.memory.models import Hit, RecallResult
 from zero_memory.memory.targets import read_set, session_state
 from zero_memory.memory.validation import check_fields, check_text
 
-RRF_K = 60
 MAX_LIMIT = 50
+# Fusion: relevance = cosine similarity + TEXT_WEIGHT × full-text score (0 to 1).
+TEXT_WEIGHT = 0.7
 PROVISIONAL_FACTOR = 0.85
 CHALLENGED_FACTOR = 0.6
+# Reinforcement: 1 + SLOPE × ln(1 + sessions), at most CAP; sessions within the window.
+REINFORCEMENT_SLOPE = 0.1
+REINFORCEMENT_CAP = 1.4
 REINFORCEMENT_WINDOW_DAYS = 90
 CHALLENGE_VERDICTS = frozenset({"challenged", "stale_suspect", "outdated"})
 
 
-def rrf(rankings: list[list[str]]) -> dict[str, float]:
-    """Reciprocal rank fusion of ranked id lists."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for position, memory_id in enumerate(ranking):
-            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + position + 1)
-    return fused
+def relevance(similarity: float, text_score: float) -> float:
+    """How well a memory answers the query, before age, use and provenance: 0 to 1 + TEXT_WEIGHT."""
+    return max(0.0, similarity) + TEXT_WEIGHT * text_score
 
 
-def reinforcement(surfacings: int) -> float:
-    """A gentle boost for what recall keeps serving: 1.0 unused, ~1.24 at 10 surfacings."""
-    return 1.0 + 0.1 * math.log1p(surfacings)
+def reinforcement(sessions: int) -> float:
+    """The boost of a memory agents keep being served: 1.0 unused, ~1.24 after 10 sessions, at most the cap."""
+    return min(REINFORCEMENT_CAP, 1.0 + REINFORCEMENT_SLOPE * math.log1p(sessions))
 
 
-def score(base: float, memory: Memory, age: float, surfacings: int, challenged: bool) -> float:
-    value = base * decay(memory.kind, age) * reinforcement(surfacings)
+def score(base: float, memory: Memory, age: float, sessions: int, challenged: bool) -> float:
+    value = base * age_factor(memory, age)
+    # A memory that misled an agent is demoted; what it was served before is no evidence for it.
+    value *= CHALLENGED_FACTOR if challenged else reinforcement(sessions)
     if memory.rank == Rank.PROVISIONAL:
         value *= PROVISIONAL_FACTOR
-    if challenged:
-        value *= CHALLENGED_FACTOR
     return value
 
 
@@ -92,21 +100,35 @@ def recall(
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        by_vector = [
-            n.memory.id
-            for n in tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
-        ]
-        by_text = tx.fulltext(query, scopes=covered, limit=pool)
-        fused = rrf([by_vector, by_text])
-        found = tx.get_memories(list(fused), vis)
+        neighbours = tx.similar(
+            vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None
+        )
+        similarity = {n.memory.id: n.similarity for n in neighbours}
+        text_plan = tx.text_plan(query)
+        by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
+        found = tx.get_memories([*similarity, *by_text], vis)
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
-        disputes = tx.open_disputes_for([m.id for m in candidates])
-        surfacings = tx.surfacings_of([m.id for m in candidates], since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS))
+        # What only full text found is compared with the query vector too.
+        unseen = [m.id for m in candidates if m.id not in similarity]
+        similarity.update({i: float(v @ vector) for i, v in tx.memory_vectors(unseen).items()})
+        ids = [m.id for m in candidates]
+        disputes = tx.open_disputes_for(ids)
+        since = now - timedelta(days=REINFORCEMENT_WINDOW_DAYS)
+        sessions = tx.sessions_served(ids, since=since, channel=Channel.RECALL)
     disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
     challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
     ranked = sorted(
         (
-            (score(fused[m.id], m, age_days(m.created_at, now), surfacings.get(m.id, 0), m.id in challenged), m)
+            (
+                score(
+                    relevance(similarity.get(m.id, 0.0), text_plan.score(m.content)),
+                    m,
+                    age_days(m.created_at, now),
+                    sessions.get(m.id, 0),
+                    m.id in challenged,
+                ),
+                m,
+            )
             for m in candidates
         ),
         key=lambda pair: (-pair[0], pair[1].id),

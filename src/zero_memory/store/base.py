@@ -32,6 +32,7 @@ from zero_memory.domain.records import (
     User,
     Visibility,
 )
+from zero_memory.store.fulltext import TextPlan
 
 
 class System:
@@ -204,7 +205,19 @@ class Tx(Protocol):
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
     ) -> list[list[Neighbour]]: ...
-    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]: ...
+    def text_plan(self, query: str) -> TextPlan:
+        """The query's words weighed over this store, and the rarest of them (store/fulltext.py)."""
+        ...
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        """Up to ``limit`` live memories of ``scopes`` holding a matched word of the plan, by the weight of
+        those words, then newest first."""
+        ...
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        """Full text alone: the candidates of the query's plan, ranked by ``TextPlan.score``."""
+        ...
+
     def memory_vector(self, memory_id: str) -> np.ndarray | None: ...
     def memory_vectors(self, memory_ids: Collection[str]) -> dict[str, np.ndarray]: ...
     def update_embedding(self, memory_id: str, vector: np.ndarray, model: str) -> None: ...

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -39,8 +40,8 @@ from zero_memory import errors
 from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
 from zero_memory.store.base import Neighbour
+from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
-from zero_memory.store.terms import terms
 
 # Advisory locks take two int4 keys: a space, then a hash of the name. Spaces
 # keep named locks, write serialization and migration apart from each other
@@ -55,6 +56,9 @@ MIGRATION_LOCK = (0x7A6D03, 0)
 # is approximate, and a small scope among many close rows of other scopes is
 # where its graph is most likely to leave rows unreachable.
 EXACT_SEARCH_ROWS = 10_000
+
+# How long the common words read from the planner's statistics are kept (full text).
+COMMON_WORDS_TTL_S = 600.0
 
 # The HNSW candidate list: it grows with the limit asked for.
 EF_SEARCH_MIN = 64
@@ -178,17 +182,39 @@ class PostgresTx(SqlTx):
         ).fetchone()
         return int(row["n"]) if row else 0
 
-    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
-        words = terms(query)
-        if not words or not scopes or limit <= 0:
+    def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
+        row = self.conn.execute("SELECT coalesce(max(seq), 0) AS n FROM memories").fetchone()
+        documents = int(row["n"]) if row else 0
+        # Common words from the table's statistics (ANALYZE samples the lexemes of content_tsv);
+        # the others are rare by that measure, and counting their rows through the index is cheap.
+        common = self.store.common_words(self.conn)
+        counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
+        rare = [w for w in words if w not in counts]
+        if rare:
+            rows = self.conn.execute(
+                "SELECT w, (SELECT count(*) FROM (SELECT 1 FROM memories "
+                "WHERE content_tsv @@ plainto_tsquery('simple', w) LIMIT %s) AS found) AS n "
+                "FROM unnest(%s::text[]) AS w",
+                (POSTINGS_BUDGET + 1, rare),
+            ).fetchall()
+            counts.update({r["w"]: int(r["n"]) for r in rows})
+        return documents, counts
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        if not plan.matched or not scopes or limit <= 0:
             return []
-        # Any word matches: one plainto_tsquery per word (it quotes whatever the
-        # word holds), OR-ed together with ||.
-        tsquery = " || ".join(["plainto_tsquery('simple', %s)"] * len(words))
+        words = list(plan.matched)
+        # Each word one plainto_tsquery (it quotes whatever the word holds); the weights are integers
+        # the plan computed, written as literals.
+        queries = ", ".join(f"plainto_tsquery('simple', %s) AS q{n}" for n in range(len(words)))
+        either = " || ".join(f"q.q{n}" for n in range(len(words)))
+        score = " + ".join(
+            f"CASE WHEN m.content_tsv @@ q.q{n} THEN {int(plan.weights[w])} ELSE 0 END" for n, w in enumerate(words)
+        )
         rows = self.conn.execute(
-            f"SELECT m.id FROM memories m, (SELECT {tsquery} AS q) AS query "
-            "WHERE m.content_tsv @@ query.q AND m.status = 'live' AND m.scope = ANY(%s::text[]) "
-            "ORDER BY ts_rank(m.content_tsv, query.q) DESC, m.id LIMIT %s",
+            f"SELECT m.id FROM memories m, (SELECT {queries}) AS q "
+            f"WHERE m.content_tsv @@ ({either}) AND m.status = 'live' AND m.scope = ANY(%s::text[]) "
+            f"ORDER BY ({score}) DESC, m.seq DESC LIMIT %s",
             [*words, sorted(scopes), limit],
         ).fetchall()
         return [r["id"] for r in rows]
@@ -204,6 +230,7 @@ class PostgresStore:
         self.dim = dim
         self.exact_search_rows = exact_search_rows
         self._local = threading.local()
+        self._common: tuple[float, dict[str, float]] | None = None
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -326,6 +353,28 @@ class PostgresStore:
             f"CREATE INDEX IF NOT EXISTS memories_embedding_hnsw_{dim} ON memories "
             f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE embedding_dim = {dim}"
         )
+
+    def common_words(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, float]:
+        """The most common words of the stored texts, each with the share of memories holding it.
+
+        From the planner's statistics of ``content_tsv`` (kept by ANALYZE and
+        autovacuum), read again every ``COMMON_WORDS_TTL_S`` seconds; empty
+        before the table was first analysed.
+        """
+        now = time.monotonic()
+        cached = self._common
+        if cached is not None and now - cached[0] < COMMON_WORDS_TTL_S:
+            return cached[1]
+        row = conn.execute(
+            "SELECT most_common_elems::text::text[] AS words, most_common_elem_freqs AS freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'memories' AND attname = 'content_tsv'"
+        ).fetchone()
+        words: dict[str, float] = {}
+        if row and row["words"] and row["freqs"]:
+            # The frequency array ends with three summary values (min, max, null share).
+            words = dict(zip(row["words"], (float(f) for f in row["freqs"]), strict=False))
+        self._common = (now, words)
+        return words
 
     def close(self) -> None:
         self._pool.close()

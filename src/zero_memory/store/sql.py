@@ -1,7 +1,8 @@
 """The queries both stores share.
 
 Both schemas use the same representations (ISO text timestamps, JSON text,
-0/1 booleans), so everything but vector search, full text and locking is one
+0/1 booleans), so everything but vector search, the index side of full text
+and locking is one
 implementation, split by area in ``store/queries/``. SQL there uses ``?``
 placeholders; the PostgreSQL adapter translates them. No query writes a
 literal percent sign.
@@ -17,6 +18,7 @@ from zero_memory.store.queries.memories import MemoryQueries
 from zero_memory.store.queries.oauth import OAuthQueries
 from zero_memory.store.queries.review import ReviewQueries
 from zero_memory.store.queries.runs import RunQueries
+from zero_memory.store.queries.text import TextQueries
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
 from zero_memory.store.tables import COPY_TABLES
 
@@ -24,6 +26,14 @@ __all__ = ["COPY_TABLES", "MEMORY_COLUMNS", "SqlTx", "marks", "memory_from_row"]
 
 
 class SqlTx(
-    AccountQueries, OAuthQueries, MemoryQueries, HistoryQueries, ReviewQueries, RunQueries, CaptureQueries, CopyQueries
+    AccountQueries,
+    OAuthQueries,
+    TextQueries,
+    MemoryQueries,
+    HistoryQueries,
+    ReviewQueries,
+    RunQueries,
+    CaptureQueries,
+    CopyQueries,
 ):
     """Everything both stores do with the same SQL. Adapters supply the hooks of ``SqlBase``."""

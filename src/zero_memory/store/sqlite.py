@@ -21,15 +21,13 @@ import numpy as np
 
 from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
+from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
-from zero_memory.store.terms import terms
 from zero_memory.store.vector_index import ANN_MIN_ROWS, EXACT_FILTER_ROWS, VectorIndex
 
 BUSY_TIMEOUT_MS = 60_000
-SELECTIVE_SEARCH_ROWS = 5_000
-POSTINGS_BUDGET = 2_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
 
 
@@ -65,50 +63,64 @@ class SQLiteTx(SQLiteVectors, SqlTx):
     def _vector_from_value(self, value: Any) -> np.ndarray:
         return np.frombuffer(value, dtype=np.float32).copy()
 
-    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
-        words = self._selective(terms(query))
-        if not words or not scopes or limit <= 0:
-            return []
-        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
-        scopes = sorted(scopes)
-        # The inner query walks the index in rank order, so the join stops at the limit
-        # instead of ranking and sorting every match.
-        rows = self.conn.execute(
-            "SELECT m.id FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?) f "
-            f"JOIN memories m ON m.seq = f.rowid WHERE m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
-            "ORDER BY f.rank LIMIT ?",
-            (match, *scopes, limit),
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _selective(self, words: list[str]) -> list[str]:
-        """The rarest words of a query, within a budget of postings to rank.
-
-        Full text is here for what embeddings miss — identifiers, error codes,
-        names — and those words are rare. Ranking every memory that contains a
-        common word costs a scan of its postings and adds little to the vector
-        side, so on a large corpus words are taken rarest first while their
-        document counts fit the budget (possibly none: recall then leans on the
-        vector side alone).
-        """
+    def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
         # max(seq) is an index lookup; count(*) would scan the table.
         total = self.conn.execute("SELECT max(seq) FROM memories").fetchone()
         documents = int(total[0]) if total and total[0] else 0
-        if documents < SELECTIVE_SEARCH_ROWS or not words:
-            return words
         counts = dict(
             self.conn.execute(
                 f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks(len(words))})", words
             ).fetchall()
         )
-        budget = max(POSTINGS_BUDGET, documents // 50)
-        kept, spent = [], 0
-        for word in sorted(words, key=lambda w: counts.get(w, 0)):
-            spent += counts.get(word, 0)
-            if spent > budget:
+        for word in words:
+            if word not in counts:
+                # Not in the vocabulary as spelt (the tokenizer folds diacritics): count what a search finds.
+                found = self.conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                    (_phrase(word), POSTINGS_BUDGET + 1),
+                ).fetchone()
+                counts[word] = int(found[0]) if found else 0
+        return documents, counts
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        if not plan.matched or not scopes or limit <= 0:
+            return []
+        # Each matched word's postings (rare words: within the plan's budget), summed into one score per row.
+        postings = [self._postings(word) for word in plan.matched]
+        seqs = np.concatenate(postings)
+        weights = np.concatenate(
+            [np.full(len(p), plan.weights[w], dtype=np.float64) for p, w in zip(postings, plan.matched, strict=True)]
+        )
+        rows, where = np.unique(seqs, return_inverse=True)
+        scores = np.bincount(where, weights=weights)  # integer weights: exact in float64
+        ranked = rows[np.lexsort((-rows, -scores))].tolist()  # best first, newer first among equals
+        scopes = sorted(scopes)
+        kept: list[str] = []
+        # Walk the ranking a slice at a time, keeping live rows of the scopes asked, until enough are kept.
+        # The unary + keeps the planner on rowid lookups instead of scanning a scope's index.
+        step = max(limit * 4, 100)
+        for start in range(0, len(ranked), step):
+            part = ranked[start : start + step]
+            found = dict(
+                self.conn.execute(
+                    f"SELECT seq, id FROM memories WHERE seq IN ({marks(len(part))}) AND +status = 'live' "
+                    f"AND +scope IN ({marks(len(scopes))})",
+                    (*part, *scopes),
+                ).fetchall()
+            )
+            kept.extend(found[seq] for seq in part if seq in found)
+            if len(kept) >= limit:
                 break
-            kept.append(word)
-        return kept
+        return kept[:limit]
+
+    def _postings(self, word: str) -> np.ndarray:
+        rows = self.conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(word),))
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+
+def _phrase(word: str) -> str:
+    """An FTS5 query matching one word, whatever it holds."""
+    return '"' + word.replace('"', '""') + '"'
 
 
 class SQLiteStore:

@@ -1,14 +1,18 @@
-"""The words of a full-text query that are worth looking up.
+"""The words of a text, as both stores' full-text indexes see them.
 
-Function words match nearly every memory and carry no signal, yet a search
-must visit every row they match; both stores drop them before searching.
+A word is a run of letters and digits: punctuation, underscores included,
+separates words, as in SQLite's ``unicode61`` tokenizer and in the PostgreSQL
+``tsvector``, which is built from the text with ASCII punctuation blanked (so
+its parser keeps no paths, hosts or version numbers whole). Function words
+match nearly every memory and carry no signal, yet a search must visit every
+row they match; queries leave them out.
 """
 
 from __future__ import annotations
 
 import re
 
-WORD_RE = re.compile(r"\w+", re.UNICODE)
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_TERMS = 16
 
 STOPWORDS = frozenset(
@@ -158,3 +162,8 @@ def terms(query: str) -> list[str]:
         if len(word) > 1 and word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)[:MAX_TERMS]
+
+
+def words_of(text: str) -> frozenset[str]:
+    """Every distinct lowercase word of a text (stop words included): what a stored memory contains."""
+    return frozenset(WORD_RE.findall(text.lower()))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from zero_memory.store.base import Neighbour
+from zero_memory.store.fulltext import TextPlan
 
 
 class SqlBase:
@@ -41,7 +42,11 @@ class SqlBase:
     ) -> list[Neighbour]:
         raise NotImplementedError
 
-    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+    def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
+        """How many memories the store holds, and how many of them hold each word (any status, any scope)."""
+        raise NotImplementedError
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
         raise NotImplementedError
 
     def similar_many(

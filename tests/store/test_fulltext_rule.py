@@ -1,0 +1,176 @@
+"""The full-text rule both stores share (store/fulltext.py): the same plan, candidates and ranking on each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.store.conftest import sqlite_url
+from tests.store.factories import DIM, add_users, memory, put
+from zero_memory.store import Store, fulltext, open_store
+from zero_memory.store.base import SYSTEM
+from zero_memory.store.fulltext import TextPlan, idf, plan
+from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.terms import terms
+
+API = "proj.alice.api"
+
+
+# -- the rule, without a store ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("counts", "budget", "matched"),
+    [
+        ({"e4711": 1, "service": 30, "nightly": 12}, 3, ("e4711",)),
+        ({"e4711": 1, "service": 30, "nightly": 2}, 3, ("e4711", "nightly")),
+        ({"e4711": 1, "service": 30, "nightly": 2}, 100, ("e4711", "nightly", "service")),
+        ({"service": 30, "nightly": 12}, 3, ()),
+        ({"service": 30, "nightly": 0}, 100, ("service",)),
+    ],
+)
+def test_the_rarest_words_are_matched_while_their_postings_fit_the_budget(
+    counts: dict[str, int], budget: int, matched: tuple[str, ...]
+) -> None:
+    assert plan(["service", "nightly", "e4711"], 40, counts, budget=budget).matched == matched
+
+
+def test_words_no_memory_holds_are_dropped_and_rarer_words_weigh_more() -> None:
+    weighed = plan(["service", "kubernetes", "e4711"], 40, {"service": 30, "e4711": 1, "kubernetes": 0})
+    assert set(weighed.weights) == {"service", "e4711"}
+    assert weighed.weights["e4711"] > weighed.weights["service"] > 0
+    assert idf(40, 1) > idf(40, 30) > 0
+
+
+def test_a_text_scores_the_share_of_the_query_weight_it_holds() -> None:
+    weighed = TextPlan({"service": 1, "e4711": 3}, ("e4711",))
+    assert weighed.score("The service fails with error E4711.") == 1.0
+    assert weighed.score("E4711: licence expired") == 0.75
+    assert weighed.score("The service restarts") == 0.25
+    assert weighed.score("Nothing here") == 0.0
+    assert TextPlan().score("anything") == 0.0
+
+
+def test_words_split_on_punctuation_and_underscores_as_both_indexes_do() -> None:
+    words = ["ops", "4963", "docs", "runbooks", "tracing", "s3", "md", "v2"]
+    assert terms("OPS-4963 docs/runbooks/tracing_s3.md v2.3") == words
+
+
+# -- the rule on both stores -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def large(store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
+    """A corpus 'large' for a budget of 3 postings: 30 memories, 'service' in every one of them."""
+    monkeypatch.setattr(fulltext, "POSTINGS_BUDGET", 3)
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(29):
+            put(tx, memory(f"The service number {n} restarts nightly", minutes=n))
+        put(tx, memory("The service fails with error E4711 when the licence expired", minutes=30))
+    return store
+
+
+def search(store: Store, query: str) -> list[str]:
+    with store.tx() as tx:
+        found = tx.fulltext(query, scopes=[API], limit=10)
+        contents = tx.get_memories(found, SYSTEM)
+        return [contents[i].content for i in found]
+
+
+def test_a_rare_identifier_is_found_beside_a_word_every_memory_has(large: Store) -> None:
+    with large.tx() as tx:
+        assert tx.text_plan("service E4711").matched == ("e4711",)
+    assert search(large, "service E4711") == ["The service fails with error E4711 when the licence expired"]
+
+
+def test_a_query_of_common_words_only_matches_nothing_but_is_still_weighed(large: Store) -> None:
+    with large.tx() as tx:
+        weighed = tx.text_plan("service restarts")
+    assert weighed.matched == ()
+    assert set(weighed.weights) == {"service", "restarts"}
+    assert search(large, "service restarts") == []
+
+
+def test_candidates_are_ordered_by_the_weight_of_their_matched_words_then_newest_first(store: Store) -> None:
+    rows = [
+        memory("Deploys need the VPN and the bastion host", minutes=1),
+        memory("The bastion host rotates its keys weekly", minutes=2),
+        memory("Only the VPN reaches the metrics dashboard", minutes=3),
+        memory("The VPN and the bastion host are both in eu-west", minutes=4),
+    ]
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for row in rows:
+            put(tx, row)
+    with store.tx() as tx:
+        weighed = tx.text_plan("vpn bastion")
+        ranked = tx.text_candidates(weighed, scopes=[API], limit=10)
+    # Both words are as rare: two rows hold both, then the rows holding one, newer first within each.
+    assert ranked == [rows[3].id, rows[0].id, rows[2].id, rows[1].id]
+
+
+# -- both stores side by side ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def both(tmp_path: Path, pg_url: str) -> Iterator[tuple[Store, Store]]:
+    stores = (open_store(sqlite_url(tmp_path), dim=DIM), PostgresStore.open(pg_url, dim=DIM))
+    yield stores
+    for opened in stores:
+        opened.close()
+
+
+NOTES = [
+    "The billing service times out calls to redis after 30 seconds",
+    "Billing retries failed postgres writes three times with backoff",
+    "The search service caches results in redis for five minutes",
+    "Error E4711 from billing means the invoice token expired",
+    "Gotcha: the billing integration tests hang without a running postgres",
+    "Reference: the billing runbook lives at docs/runbooks/billing-redis-12.md",
+    "Incident OPS-4963: billing ran out of database connections during the deploy",
+    "The checkout team prefers postgres over redis for carts",
+]
+QUERIES = [
+    "how long does billing wait for redis",
+    "E4711 billing",
+    "billing runbook redis",
+    "ops 4963",
+    "which database does checkout prefer for carts",
+    "billing tests hang postgres",
+]
+
+
+def test_both_stores_plan_and_rank_the_same_queries_alike(both: tuple[Store, Store]) -> None:
+    for opened in both:
+        with opened.tx(write=True) as tx:
+            add_users(tx, "alice")
+            for n, note in enumerate(NOTES):
+                put(tx, memory(note, minutes=n, id=f"mem_{n:02d}"))
+    for query in QUERIES:
+        answers = []
+        for opened in both:
+            with opened.tx() as tx:
+                weighed = tx.text_plan(query)
+                answers.append((weighed.weights, weighed.matched, tx.fulltext(query, scopes=[API], limit=10)))
+        assert answers[0] == answers[1], query
+        assert answers[0][2], query
+
+
+def test_postgresql_takes_common_words_counts_from_its_statistics(pg_store: PostgresStore) -> None:
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(200):
+            extra = " with redis" if n % 4 == 0 else ""
+            put(tx, memory(f"Service {n} restarts nightly{extra}", minutes=n))
+    with pg_store.tx() as tx:
+        before = tx.text_plan("service redis restarts")
+    with pg_store.tx(write=True) as tx:
+        tx._exec("ANALYZE memories")
+    pg_store._common = None
+    with pg_store.tx() as tx:
+        assert "service" in pg_store.common_words(tx.conn)
+        after = tx.text_plan("service redis restarts")
+    assert after == before
