@@ -75,7 +75,7 @@ def run_size(size: int, database_url: str | None, out: Any) -> None:
     recall_ms = []
     for query in queries(RECALL_SAMPLES):
         started = time.perf_counter()
-        recall(app, caller, query, limit=10)
+        recall(app, caller, query, limit=10, channel=None)
         recall_ms.append((time.perf_counter() - started) * 1000)
 
     app.close()

@@ -100,9 +100,7 @@ def recall(
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        neighbours = tx.similar(
-            vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None
-        )
+        neighbours = tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
         similarity = {n.memory.id: n.similarity for n in neighbours}
         text_plan = tx.text_plan(query)
         by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
