@@ -12,7 +12,7 @@ from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project, grant
 from zero_memory.app import App
-from zero_memory.domain.memory import Kind, decay
+from zero_memory.domain.memory import Kind
 from zero_memory.domain.records import Channel
 from zero_memory.errors import ZMError
 from zero_memory.memory import lifecycle, pins
@@ -61,11 +61,6 @@ def test_a_long_memory_is_cut_and_marked() -> None:
     text, truncated = cut("x" * (ITEM_CHARS + 50))
     assert truncated and len(text) == ITEM_CHARS and text.endswith("…")
     assert cut("short") == ("short", False)
-
-
-def test_open_loops_do_not_decay() -> None:
-    assert decay(Kind.TASK, 3650) == decay(Kind.OPEN_QUESTION, 3650) == 1.0
-    assert decay(Kind.EPISODE, 30) == pytest.approx(0.5)
 
 
 def test_a_briefing_has_every_section_in_its_order(app: App, alice: Caller) -> None:
