@@ -90,7 +90,7 @@ def test_open_tasks_never_decay_and_episodes_decay_faster_than_decisions() -> No
     )
     task = replace(episode, id="k", kind=Kind.TASK)
     assert score(1.0, task, 60, 0, False) == pytest.approx(1.0)  # a live task is open: it stays in sight
-    assert score(1.0, replace(task, status=Status.INVALIDATED), 60, 0, False) == pytest.approx(0.25)
+    assert score(1.0, replace(task, status=Status.INVALIDATED), 28, 0, False) == pytest.approx(0.25)  # closed: 14 days
     assert score(1.0, episode, 60, 0, False) == pytest.approx(0.25)
     assert score(1.0, decision, 60, 0, False) > 0.98
 

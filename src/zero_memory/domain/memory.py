@@ -63,10 +63,10 @@ MAX_CONTENT_CHARS = 16_000
 MAX_DECLARED_SUPERSEDES = 10
 
 # Half-lives of the recall age decay, in days, per kind. An open loop does not decay while open
-# (``age_factor``); once closed it is history, like an episode.
+# (``age_factor``); once closed it is history, a done task soonest.
 HALF_LIFE_DAYS: dict[Kind, float] = {
+    Kind.TASK: 14,
     Kind.EPISODE: 30,
-    Kind.TASK: 30,
     Kind.OPEN_QUESTION: 30,
     Kind.FACT: 365,
     Kind.GOTCHA: 3 * 365,
