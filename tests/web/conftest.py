@@ -138,8 +138,10 @@ def start_site(
         seeding.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
+    # Playwright's sync API runs an event loop on the main thread while it is open: closing it with the
+    # package leaves none behind for async tests of other folders that run after these.
     if not CHROMIUM.exists():
         pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
