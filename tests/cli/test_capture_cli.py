@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli.harness import Result, Zm
+from tests.cli.harness import Result, Zm, environ
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 
 SAMPLE = Path(__file__).parents[1] / "capture" / "data" / "claude_transcript.jsonl"
 SESSION = "8f1c2a4e-5b6d-4e7f-9a0b-1c2d3e4f5a6b"
+SERVER_KEY = "sk-server-" + "S" * 32
+STORED_KEY = "sk-stored-" + "K" * 32
 Run = Callable[..., Result]
 
 
@@ -191,3 +195,132 @@ def test_zm_user_budget_shows_sets_and_clears_an_allowance(run: Run) -> None:
     assert cleared.json() == {"user": "bob", "cleared": True}
     missing = run("user", "budget", "set", "10", "--user", "nobody")
     assert missing.exit_code == 1 and missing.stderr.startswith("not_found: no user nobody")
+
+
+def setup_env(home: Path, model: FakeOpenAIServer) -> dict[str, str]:
+    """Where ``zm setup`` runs: the extraction model configured, the server's key in the environment."""
+    return {
+        "HOME": str(home),
+        "ZM_JUDGE_PROVIDER": "openai",
+        "ZM_JUDGE_BASE_URL": model.base_url,
+        "ZM_EXTRACT_MODEL": "extractor",
+        "ZM_JUDGE_API_KEY": SERVER_KEY,
+    }
+
+
+def as_the_client_runs_it(argv: list[str], home: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed hook as a client starts it: no ``ZM_*`` or provider key in its environment."""
+    return subprocess.run(
+        argv, input=stdin, capture_output=True, text=True, env=environ({"HOME": str(home)}), timeout=300, check=False
+    )
+
+
+def test_setup_claude_code_capture_adds_hooks_that_send_a_session_once_paid_with_the_stored_key(
+    zm: Zm, model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    home = tmp_path / "me"
+    (home / ".claude").mkdir(parents=True)
+    theirs = {"hooks": [{"type": "command", "command": "notify-send bye"}]}
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [theirs]}}))
+    env = setup_env(home, model)
+
+    first = zm("setup", "claude-code", "--capture", env=env)
+    assert first.exit_code == 0, first.stderr
+    assert "added: hooks.PreCompact: hook claude-code" in first.stdout
+    assert "added: hooks.SessionEnd: hook claude-code" in first.stdout
+    again = zm("setup", "claude-code", "--capture", env=env)
+    assert "added" not in again.stdout and again.stdout.count("unchanged:") == 4
+
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["SessionEnd"][0] == theirs
+    ours = {
+        event: [h for g in settings["hooks"][event] for h in g["hooks"] if "hook claude-code" in h["command"]]
+        for event in ("PreCompact", "SessionEnd")
+    }
+    assert [len(hooks) for hooks in ours.values()] == [1, 1]
+    [command] = {hook["command"] for hooks in ours.values() for hook in hooks}
+    assert {hook["timeout"] for hooks in ours.values() for hook in hooks} == {120}
+    assert "ZM_EXTRACT_MODEL=extractor" in command and "ZM_JUDGE_PROVIDER=openai" in command
+    for written in (home / ".claude.json", home / ".claude" / "settings.json"):
+        assert SERVER_KEY not in written.read_text(), "a provider key is never written to a client's configuration"
+
+    stored = zm("user", "key", "set", env={"ZM_JUDGE_PROVIDER": "openai"}, input=STORED_KEY)
+    assert stored.exit_code == 0, stored.stderr
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLE, transcript)
+    hook_input = claude_hook_input(transcript, tmp_path / "api")
+    ran = as_the_client_runs_it(["sh", "-c", command], home, hook_input)
+    assert ran.returncode == 0, ran.stderr
+    assert "sent 5 turn(s)" in ran.stderr
+    [request] = model.requests
+    assert request.body["model"] == "extractor" and request.api_key == STORED_KEY
+    assert "TOOL_OUTPUT_BODY" not in FakeOpenAIServer.user_message(request)
+
+    assert as_the_client_runs_it(["sh", "-c", command], home, hook_input).returncode == 0
+    assert len(model.requests) == 1, "a second run sends nothing new"
+    recalled = zm("recall", "how do we deploy the api", "--project", str(tmp_path / "api"), "--json").json()
+    assert [h["rank"] for h in recalled["hits"]] == [0]
+
+
+CODEX_TOML = """\
+# my Codex settings
+model = "o4-mini"
+
+[mcp_servers.docs]
+command = "docs-mcp"
+"""
+
+
+def test_setup_codex_capture_sets_notify_once_and_the_program_sends_a_turn(
+    zm: Zm, model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    home = tmp_path / "me"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(CODEX_TOML)
+    env = setup_env(home, model)
+
+    assert "added: notify: hook codex" in zm("setup", "codex", "--capture", env=env).stdout
+    again = zm("setup", "codex", "--capture", env=env)
+    assert again.exit_code == 0 and again.stdout.count("unchanged:") == 2
+    text = config.read_text()
+    assert text.startswith("# my Codex settings") and SERVER_KEY not in text
+    parsed = tomllib.loads(text)
+    assert parsed["model"] == "o4-mini" and parsed["mcp_servers"]["docs"]["command"] == "docs-mcp"
+    argv = parsed["notify"]
+    assert argv[-2:] == ["hook", "codex"] and "ZM_EXTRACT_MODEL=extractor" in argv
+
+    assert zm("user", "key", "set", env={"ZM_JUDGE_PROVIDER": "openai"}, input=STORED_KEY).exit_code == 0
+    turn = {
+        "type": "agent-turn-complete",
+        "thread-id": "0c9d8e7f-1111-2222-3333-444455556666",
+        "turn-id": "1",
+        "cwd": str(tmp_path / "api"),
+        "input-messages": ["How do we deploy?"],
+        "last-assistant-message": "With make ship.",
+    }
+    ran = as_the_client_runs_it([*argv, json.dumps(turn)], home)
+    assert ran.returncode == 0, ran.stderr
+    [request] = model.requests
+    assert request.api_key == STORED_KEY and "user: How do we deploy?" in FakeOpenAIServer.user_message(request)
+
+
+def test_setup_capture_never_replaces_another_notify_and_needs_a_model_and_a_hooked_client(
+    zm: Zm, model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    home = tmp_path / "me"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    mine = 'notify = ["my-notifier", "--token-file", "/home/me/.notify"]\n'
+    config.write_text(mine)
+    refused = zm("setup", "codex", "--capture", env=setup_env(home, model))
+    assert refused.exit_code == 1 and refused.stderr.startswith("validation_failed:"), refused.stderr
+    assert "Codex runs only one" in refused.stderr and "my-notifier" not in refused.stderr
+    assert config.read_text() == mine
+
+    cursor = zm("setup", "cursor", "--capture", env=setup_env(home, model))
+    assert cursor.exit_code == 1 and cursor.stderr.startswith("validation_failed: --capture: cursor has no")
+    no_model = zm("setup", "claude-code", "--capture", env={"HOME": str(home)})
+    assert no_model.exit_code == 1 and no_model.stderr.startswith("validation_failed: --capture needs an extraction")
+    assert not (home / ".claude.json").exists() and not (home / ".cursor").exists()
+    assert model.requests == []

@@ -1,7 +1,8 @@
 """What ``zm setup`` gives each client, and how an entry is put into a configuration file.
 
 ``CLIENTS`` is the one place that lists what each client gets: its MCP server
-entry for ``zm mcp`` and, for Claude Code, hooks. An entry is applied to the
+entry for ``zm mcp``, for Claude Code hooks, and with capture on the program
+that sends each session's conversation to ``zm hook`` (docs/capture.md). An entry is applied to the
 parsed file (a JSON object, or a TOML document that keeps the user's comments
 and layout) as a pure step that reports whether it added, updated or left it
 as it was; nothing else in the file is touched, and applying twice changes
@@ -25,7 +26,14 @@ from zero_memory import errors
 SERVER_NAME = "zero-memory"
 # Settings that locate the data and the user: a client starts ``zm mcp`` with an environment of its own.
 PASSED_ENV = ("ZM_HOME", "ZM_DATABASE_URL", "ZM_USER")
+# What a capture hook needs besides: the extraction model. Never a key (a secret in a client's config file):
+# the hook pays with the key stored by ``zm user key set``, or one in the client's own environment.
+CAPTURE_ENV = ("ZM_JUDGE_PROVIDER", "ZM_JUDGE_BASE_URL", "ZM_HYGIENE_FAST_MODEL", "ZM_EXTRACT_MODEL")
 HOOK_TIMEOUT_S = 30
+CAPTURE_TIMEOUT_S = 120
+"""A capture hook waits for its extraction; a client that stops it sooner leaves the chunk to ``zm serve``."""
+CAPTURE_EVENTS = ("PreCompact", "SessionEnd")
+CODEX_HOOK = ("hook", "codex")
 
 Change = Literal["added", "updated", "unchanged"]
 Document = MutableMapping[str, Any]
@@ -37,6 +45,9 @@ class Setup:
 
     zm: str
     env: dict[str, str] = field(default_factory=dict)
+    capture: bool = False
+    model_env: dict[str, str] = field(default_factory=dict)
+    """``CAPTURE_ENV`` as set where ``zm setup`` runs; handed to capture hooks only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +85,7 @@ class HookEntry:
     event: str
     command: str
     marker: str
+    timeout: int = HOOK_TIMEOUT_S
 
     def describe(self) -> str:
         return f"hooks.{self.event}: {self.marker}"
@@ -88,15 +100,45 @@ class HookEntry:
         for group in groups:
             for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                 if isinstance(hook, dict) and self.marker in str(hook.get("command", "")):
-                    if hook.get("command") == self.command:
+                    if (hook.get("command"), hook.get("timeout")) == (self.command, self.timeout):
                         return "unchanged"
-                    hook["command"] = self.command
+                    hook["command"], hook["timeout"] = self.command, self.timeout
                     return "updated"
-        groups.append({"hooks": [{"type": "command", "command": self.command, "timeout": HOOK_TIMEOUT_S}]})
+        groups.append({"hooks": [{"type": "command", "command": self.command, "timeout": self.timeout}]})
         return "added"
 
 
-Entry = ServerEntry | HookEntry
+@dataclass(frozen=True, slots=True)
+class NotifyEntry:
+    """Codex's ``notify``: the one program it runs after every turn (a top-level argv list); ours ends in
+    ``hook codex``. Someone else's is never replaced: Codex runs only one, and theirs can call ours."""
+
+    file: str
+    argv: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "notify: " + " ".join(CODEX_HOOK)
+
+    def apply(self, document: Document) -> Change:
+        current = _plain(document.get("notify"))
+        wanted = list(self.argv)
+        if current == wanted:
+            return "unchanged"
+        if current is not None and not _is_codex_hook(current):
+            # Not echoed: the user's own command line may carry anything.
+            raise errors.validation(
+                f"{self.file}: notify already runs another program and Codex runs only one; call "
+                f'`{" ".join(wanted)} "$1"` from it, or remove it and run zm setup codex --capture again'
+            )
+        document["notify"] = wanted
+        return "added" if current is None else "updated"
+
+
+def _is_codex_hook(argv: Any) -> bool:
+    return isinstance(argv, list) and tuple(argv[-2:]) == CODEX_HOOK
+
+
+Entry = ServerEntry | HookEntry | NotifyEntry
 
 
 def _stdio_server(setup: Setup, **extra: str) -> dict[str, Any]:
@@ -106,19 +148,43 @@ def _stdio_server(setup: Setup, **extra: str) -> dict[str, Any]:
     return server
 
 
-def _hook_command(setup: Setup, *args: str) -> str:
-    prefix = " ".join(f"{name}={_quote(value)}" for name, value in setup.env.items())
+def _hook_command(setup: Setup, *args: str, env: dict[str, str] | None = None) -> str:
+    given = setup.env if env is None else env
+    prefix = " ".join(f"{name}={_quote(value)}" for name, value in given.items())
     return " ".join(part for part in (prefix, _quote(setup.zm), *args) if part)
 
 
-CLIENTS: dict[str, Callable[[Setup], list[Entry]]] = {
-    "claude-code": lambda s: [
+def _claude_code(s: Setup) -> list[Entry]:
+    entries: list[Entry] = [
         ServerEntry(".claude.json", ("mcpServers", SERVER_NAME), _stdio_server(s, type="stdio")),
         HookEntry(".claude/settings.json", "SessionStart", _hook_command(s, "context", "--hook"), "context --hook"),
-    ],
-    "codex": lambda s: [ServerEntry(".codex/config.toml", ("mcp_servers", SERVER_NAME), _stdio_server(s))],
+    ]
+    if s.capture:
+        command = _hook_command(s, "hook", "claude-code", env={**s.env, **s.model_env})
+        entries += [
+            HookEntry(".claude/settings.json", event, command, "hook claude-code", CAPTURE_TIMEOUT_S)
+            for event in CAPTURE_EVENTS
+        ]
+    return entries
+
+
+def _codex(s: Setup) -> list[Entry]:
+    entries: list[Entry] = [ServerEntry(".codex/config.toml", ("mcp_servers", SERVER_NAME), _stdio_server(s))]
+    if s.capture:
+        # notify is an argv with no environment of its own: env(1) hands the settings over.
+        settings = [f"{name}={value}" for name, value in {**s.env, **s.model_env}.items()]
+        entries.append(
+            NotifyEntry(".codex/config.toml", (*(["env", *settings] if settings else []), s.zm, *CODEX_HOOK))
+        )
+    return entries
+
+
+CLIENTS: dict[str, Callable[[Setup], list[Entry]]] = {
+    "claude-code": _claude_code,
+    "codex": _codex,
     "cursor": lambda s: [ServerEntry(".cursor/mcp.json", ("mcpServers", SERVER_NAME), _stdio_server(s))],
 }
+CAPTURE_CLIENTS = ("claude-code", "codex")
 
 
 @dataclass(frozen=True, slots=True)

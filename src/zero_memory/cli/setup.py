@@ -11,8 +11,17 @@ from typing import Annotated
 import typer
 
 from zero_memory import errors
-from zero_memory.cli.client_config import CLIENTS, PASSED_ENV, Setup, apply_all, snippet
+from zero_memory.cli.client_config import (
+    CAPTURE_CLIENTS,
+    CAPTURE_ENV,
+    CLIENTS,
+    PASSED_ENV,
+    Setup,
+    apply_all,
+    snippet,
+)
 from zero_memory.cli.common import console, handles_errors
+from zero_memory.settings import Settings
 
 
 def register(cli: typer.Typer) -> None:
@@ -34,6 +43,14 @@ def setup(
     command: Annotated[
         str | None, typer.Option("--command", help="The zm to run. Default: this one, by its absolute path.")
     ] = None,
+    capture: Annotated[
+        bool,
+        typer.Option(
+            "--capture",
+            help="Also send each session's conversation to capture (docs/capture.md): Claude Code's PreCompact "
+            "and SessionEnd hooks, Codex's notify program.",
+        ),
+    ] = False,
 ) -> None:
     """Add zero-memory to a client's configuration (and, for Claude Code, a SessionStart hook that hands each
     session its briefing). Running it again changes nothing; the file's other entries are kept."""
@@ -41,7 +58,8 @@ def setup(
     if entries_of is None:
         raise errors.validation(f"client: expected one of {', '.join(CLIENTS)}, got {client[:40]!r}")
     env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
-    entries = entries_of(Setup(zm=command or zm_command(), env=env))
+    model_env = _capture_env(client) if capture else {}
+    entries = entries_of(Setup(zm=command or zm_command(), env=env, capture=capture, model_env=model_env))
     home = Path.home()
     if print_only:
         for file in dict.fromkeys(entry.file for entry in entries):
@@ -52,3 +70,25 @@ def setup(
     for applied in apply_all(home, entries, dry=False):
         console.print(f"{applied.change}: {applied.entry.describe()} in {applied.path}", highlight=False, markup=False)
     console.print(f"Restart {client} to load it.", highlight=False, markup=False)
+    if capture:
+        console.print(
+            "Capture pays with the provider key stored by `zm user key set` (no key is written to a client's "
+            "configuration), or one in the client's own environment.",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _capture_env(client: str) -> dict[str, str]:
+    """The extraction model's settings for the capture hook, from where ``zm setup`` runs; refused without one
+    (every hook run would fail)."""
+    if client not in CAPTURE_CLIENTS:
+        raise errors.validation(
+            f"--capture: {client} has no transcript hook; capture works with {' and '.join(CAPTURE_CLIENTS)}"
+        )
+    if Settings.from_environ(os.environ).judge_provider == "none":
+        raise errors.validation(
+            "--capture needs an extraction model: set ZM_JUDGE_PROVIDER (and ZM_EXTRACT_MODEL or "
+            "ZM_HYGIENE_FAST_MODEL) where you run zm setup; see docs/capture.md"
+        )
+    return {name: os.environ[name] for name in CAPTURE_ENV if os.environ.get(name)}
