@@ -188,6 +188,29 @@ async def test_a_chunk_becomes_provisional_memories_in_the_sessions_project_once
     assert len(live_in(captured, accepted["scope"])) == 2
 
 
+async def test_with_no_project_hint_a_chunk_goes_to_the_project_its_session_attached_to(
+    client: Client, captured: Captured
+) -> None:
+    tag = unique()
+    repo = captured.deployment.home / "repos" / tag.strip("[]").replace(" ", "")
+    (repo / ".git").mkdir(parents=True)
+    # The agent's session is the conversation a hook sends (Claude Code's session_id is both).
+    session = {"project_hint": str(repo), "session_id": f"conv-{tag}"}
+    briefing = await call_ok(client, "build_context", session)
+    attached = briefing["session"]["attached_project"]
+    assert attached
+    said = [
+        {"content": f"The repo's tests run with `make check` {tag}.", "kind": "convention", "scope_hint": "project"}
+    ]
+    captured.model.statements[tag] = said
+    arguments = {"transcript_chunk": chunk_of(tag, "user: how do I test?"), "conversation_id": f"conv-{tag}"}
+    accepted = await call_ok(client, "ingest_conversation", arguments)
+    assert captured.settled(accepted["chunk_id"]).created == 1
+    assert accepted["scope"] == attached
+    [memory] = live_in(captured, attached)
+    assert memory.content == said[0]["content"] and memory.rank == 0
+
+
 async def test_a_chunk_restating_an_authoritative_memory_yields_to_it(client: Client, captured: Captured) -> None:
     tag = unique()
     text = f"Releases are cut from the release branch every Tuesday {tag}."
