@@ -131,6 +131,26 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
     assert len(found) > 0
 
 
+def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteStore) -> None:
+    """A long list of candidates with an owner filter once made SQLite walk the owner's index whole for
+    each chunk of candidates instead of looking the rows up: every read of candidates is by row number."""
+    fill(graph_store, 600)
+    queries = np.stack([random_unit(seed) for seed in range(40)])
+    with graph_store.tx() as tx:
+        statements: list[str] = []
+        tx.conn.set_trace_callback(statements.append)
+        try:
+            swept = tx.similar_many(queries, floor=-1.0, limit=20, owner="alice", excludes=[[] for _ in queries])
+            tx.similar(queries[0], floor=-1.0, limit=200, scopes=["proj.alice.api", "user.alice"])
+        finally:
+            tx.conn.set_trace_callback(None)
+        reads = [s for s in statements if "FROM memories" in s and "seq IN" in s]
+        plans = [detail for s in reads for *_, detail in tx.conn.execute(f"EXPLAIN QUERY PLAN {s}").fetchall()]
+    assert all(len(hits) == 20 for hits in swept)
+    assert any("owner = ?" in s.replace("'alice'", "?") for s in reads)
+    assert plans and all("INTEGER PRIMARY KEY" in detail for detail in plans), plans
+
+
 def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path) -> None:
     store = open_graph(tmp_path)
     fill(store, 200)

@@ -173,8 +173,12 @@ class SQLiteVectors:
         ordered = sorted(seqs)
         for start in range(0, len(ordered), CHUNK):
             chunk = ordered[start : start + CHUNK]
+            # NOT INDEXED: the rows are looked up by seq (the rowid). Given a long IN list and an owner,
+            # SQLite's planner otherwise walks the owner's index whole for every chunk (measured: 24,000
+            # candidates of one owner at 100k memories took 5.5 s that way, 0.5 s by rowid).
             cursor = self.conn.execute(
-                f"SELECT seq, id, embedding FROM memories WHERE seq IN ({marks(len(chunk))}) AND {' AND '.join(where)}",
+                f"SELECT seq, id, embedding FROM memories NOT INDEXED "
+                f"WHERE seq IN ({marks(len(chunk))}) AND {' AND '.join(where)}",
                 [*chunk, *params],
             )
             for seq, memory_id, blob in cursor.fetchall():
