@@ -217,11 +217,15 @@ async def test_a_chunk_restating_an_authoritative_memory_yields_to_it(client: Cl
     stated = await call_ok(
         client, "remember", {"content": text, "kind": "convention", "project_hint": project_of(captured, tag)}
     )
-    captured.model.statements[tag] = [{"content": text, "kind": "convention", "scope_hint": "project"}]
+    restated = f"Every Tuesday the team cuts a release from the release branch {tag}."
+    captured.model.statements[tag] = [{"content": restated, "kind": "convention", "scope_hint": "project"}]
     accepted = await ingest(client, captured, chunk_of(tag, "user: when do we release?", "assistant: Tuesdays."), tag)
     done = captured.settled(accepted["chunk_id"])
     assert (done.statements, done.created, done.yielded) == (1, 0, 1)
     assert [m.id for m in live_in(captured, accepted["scope"])] == [stated["id"]]
+    with captured.store.tx() as tx:
+        [extracted] = [a for a in tx.audit_actions("capture.extract") if a.payload.get("chunk") == done.id]
+    assert extracted.memory_ids == [stated["id"]], "the chunk's audit row names the memory it yielded to"
 
 
 async def test_a_contradicting_capture_is_overridden_by_the_next_cycle_without_a_queue_row(
