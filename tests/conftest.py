@@ -16,6 +16,7 @@ from zero_memory.bootstrap import build_app
 from zero_memory.embedding import Embedder
 from zero_memory.embedding.usem import UniversalSentenceEncoder
 from zero_memory.settings import Settings
+from zero_memory.store import system_tx
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +45,7 @@ def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]
         kwargs.setdefault("embedder", embedder)
         app = build_app(Settings.from_environ(env), **kwargs)
         built.append(app)
-        with app.store.tx(write=True) as tx:
+        with system_tx(app.store, "test-setup", write=True) as tx:
             users.add_user(tx, "alice", is_local=True)
             users.add_user(tx, "bob")
         return app

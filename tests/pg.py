@@ -13,6 +13,12 @@ Wire it into a conftest with::
 ``pg_url`` is a fresh database per test (dropped after it); ``pg_server`` is the
 session's server, whose ``fresh_url()`` makes more. ``fresh_pg_url()`` does the
 same outside a fixture.
+
+The URLs handed out connect as ``zm_app``, a role that is not a superuser and
+does not bypass row-level security, owning its database: the setup
+docs/deployment.md gives an operator, so every test on PostgreSQL runs with the
+policies of migration 0009 in force. ``as_admin(url)`` names the same database
+as the server's superuser, for a test that must look past them.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ import pytest
 from psycopg import sql
 
 ENV_URL = "ZM_TEST_DATABASE_URL"
+APP_ROLE = "zm_app"
+# The role pg_dump runs as: it reads every row, past the row-level security policies.
+BACKUP_ROLE = "zm_backup"
 
 
 class PgServer:
@@ -48,18 +57,26 @@ class PgServer:
         self._lock = threading.Lock()
         self._prefix = f"zm_test_{os.getpid()}_"
         self._closed = False
+        self.app_role = _ensure_app_role(admin_url)
 
     def fresh_url(self) -> str:
         """CREATE DATABASE zm_test_<pid>_<n>, with pgvector, and return its URL."""
         with self._lock:
             name = f"{self._prefix}{len(self._created)}"
             self._created.append(name)
+        owner = sql.SQL("OWNER {}").format(sql.Identifier(self.app_role)) if self.app_role else sql.SQL("")
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {} {}").format(sql.Identifier(name), sql.SQL(self._create_options)))
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} {} {}").format(sql.Identifier(name), owner, sql.SQL(self._create_options))
+            )
         url = database_url(self.admin_url, name)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        return url
+        return with_user(url, self.app_role) if self.app_role else url
+
+    def as_admin(self, url: str) -> str:
+        """The database of ``url``, as the server's superuser (row-level security does not apply)."""
+        return database_url(self.admin_url, urlsplit(url).path.lstrip("/"))
 
     def drop(self, url: str) -> None:
         name = urlsplit(url).path.lstrip("/")
@@ -83,6 +100,32 @@ class PgServer:
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+
+
+def _ensure_app_role(admin_url: str) -> str | None:
+    """The unprivileged role the tests' stores connect as; None where the admin may not create it."""
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()
+            if exists is None:
+                # The roles docs/deployment.md tells an operator to create.
+                conn.execute(
+                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE").format(
+                        sql.Identifier(APP_ROLE)
+                    )
+                )
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN BYPASSRLS").format(sql.Identifier(BACKUP_ROLE)))
+                conn.execute(sql.SQL("GRANT pg_read_all_data TO {}").format(sql.Identifier(BACKUP_ROLE)))
+    except psycopg.errors.InsufficientPrivilege:
+        return None
+    return APP_ROLE
+
+
+def with_user(url: str, user: str) -> str:
+    """The same URL, connecting as ``user`` (no password: the throwaway server trusts local connections)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
 def database_url(url: str, name: str) -> str:

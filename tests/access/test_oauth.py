@@ -16,6 +16,7 @@ from zero_memory.access import oauth
 from zero_memory.app import App
 from zero_memory.domain.oauth import Refusal
 from zero_memory.settings import OAuthConfig
+from zero_memory.store import system_tx
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CONFIG = OAuthConfig(code_ttl_s=300, access_token_ttl_s=3600, refresh_token_ttl_s=30 * 86_400)
@@ -199,7 +200,7 @@ def test_every_step_is_audited_by_id_and_no_row_holds_a_token(app: App) -> None:
     first = oauth.exchange_code(app.store, code, "client-a", CONFIG, T0)
     second = oauth.refresh(app.store, first.refresh_token, "client-a", CONFIG, T0)
     oauth.revoke_grant(app.store, "alice", first.grant_id, by="alice", now=T0)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         actions = [
             e.action
             for a in ("oauth.client.register", "oauth.grant", "oauth.token.issue", "oauth.revoke")
@@ -223,7 +224,7 @@ def test_every_step_is_audited_by_id_and_no_row_holds_a_token(app: App) -> None:
 def test_deleting_a_users_oauth_rows_leaves_other_users_and_the_clients(app: App) -> None:
     alices, bobs = tokens(app, "alice"), tokens(app, "bob", "client-b")
     oauth.refresh(app.store, alices.refresh_token, "client-a", CONFIG, T0)
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         assert tx.delete_oauth_of_user("alice") == 1
         left = {
             table: tx._query(f"SELECT user_id FROM {table}")  # type: ignore[attr-defined]

@@ -37,6 +37,7 @@ from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.server import ZMServer, build_server
 from zero_memory.mcp.tooling import ToolSpec, invoke
 from zero_memory.settings import Settings
+from zero_memory.store import system_tx
 
 STABLE = re.compile(r"(validation_failed|not_found|conflict|unavailable): \S")
 ALICE = Caller("alice", client="fuzz", session_id="fuzz-session")
@@ -75,7 +76,7 @@ def fuzzed(request: pytest.FixtureRequest) -> Iterator[Fuzzed]:
         server: PgServer = request.getfixturevalue("pg_server")
         environ["ZM_DATABASE_URL"] = server.fresh_url()
     app = build_app(Settings.from_environ(environ), embedder=HashingEmbedder())
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         users.add_user(tx, "alice", is_local=True)
         users.add_user(tx, "bob")
     fuzzed = Fuzzed(app)

@@ -17,6 +17,7 @@ from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest, IngestResult
 from zero_memory.domain.memory import Memory
 from zero_memory.judge.fake import FakeJudge
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, CaptureChunk
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -55,17 +56,17 @@ class Capture:
         return result
 
     def chunk(self, chunk_id: str) -> CaptureChunk:
-        with self.app.store.tx() as tx:
+        with system_tx(self.app.store, "test") as tx:
             found = tx.get_chunk(chunk_id)
         assert found is not None
         return found
 
     def memories(self, owner: str = "alice") -> list[Memory]:
-        with self.app.store.tx() as tx:
+        with system_tx(self.app.store, "test") as tx:
             return tx.live_memories(owner=owner)
 
     def memory(self, memory_id: str) -> Memory:
-        with self.app.store.tx() as tx:
+        with system_tx(self.app.store, "test") as tx:
             found = tx.get_memory(memory_id, SYSTEM)
         assert found is not None
         return found

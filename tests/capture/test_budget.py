@@ -13,6 +13,7 @@ from zero_memory.memory.lifecycle import get_memory
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
+from zero_memory.store import system_tx
 
 CHUNK = "user: how do we deploy the api?\n\nassistant: run make ship from the repository root.\n"
 
@@ -68,7 +69,7 @@ def test_an_allowance_of_zero_turns_an_owners_capture_off_and_clearing_it_restor
     assert (status.source, status.daily_tokens) == ("server", capture.app.settings.capture.daily_tokens)
     capture.model.enqueue([])
     assert capture.send(CHUNK).status == "accepted"
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         actions = [e.action for e in tx.audit_actions("capture.budget_set")] + [
             e.action for e in tx.audit_actions("capture.budget_clear")
         ]

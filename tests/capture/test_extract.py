@@ -14,6 +14,7 @@ from zero_memory.judge.base import ExtractionRequest, FailureKind, PairRequest
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.settings import CaptureConfig
+from zero_memory.store import system_tx
 
 CHUNK = "user: how do we deploy the api?\n\nassistant: run make ship from the repository root.\n"
 SHIP = "The api service deploys with `make ship` from the repository root."
@@ -54,7 +55,7 @@ def test_a_chunk_is_given_up_after_its_attempts_and_sending_it_again_requeues_it
     assert gone.status is ChunkStatus.FAILED and gone.attempts == attempts
     assert gone.transcript is None, "a chunk given up is not held"
     assert gone.last_error is not None and gone.last_error.startswith("timeout:")
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         assert [e.payload["chunk"] for e in tx.audit_actions("capture.give_up")] == [sent.chunk_id]
     capture.clock.advance(days=1)
     assert drain(capture.app) == []
@@ -72,7 +73,7 @@ def test_a_capture_restating_an_authoritative_memory_yields_to_it(capture: Captu
     sent = capture.send(CHUNK)
     assert [m.id for m in capture.memories()] == [authority]
     assert capture.chunk(sent.chunk_id).yielded == 1
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         [extracted] = tx.audit_actions("capture.extract")
     assert extracted.memory_ids == [authority] and extracted.payload["yielded"] == 1
 
@@ -92,7 +93,7 @@ def test_a_statement_holding_a_credential_is_refused_and_the_rest_are_kept(captu
     assert [m.content for m in capture.memories()] == [SHIP]
     done = capture.chunk(sent.chunk_id)
     assert (done.statements, done.created, done.refused) == (2, 1, 1)
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         [extracted] = tx.audit_actions("capture.extract")
     assert extracted.payload["refused"] == ["secret_content_rejected"]
     assert key not in str(extracted.payload)
@@ -128,7 +129,7 @@ def test_a_capture_contradicting_an_authoritative_memory_is_overridden_by_the_ne
     overridden = capture.memory(captured.id)
     assert not overridden.live and overridden.superseded_by == authority
     assert capture.memory(authority).live
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         assert tx.open_disputes_for([authority, captured.id]) == []
 
 
@@ -138,7 +139,7 @@ def test_over_budget_extraction_waits_for_tomorrow_without_an_attempt(capture: C
     sent = capture.send(CHUNK)
     capture.clock.advance(minutes=5)
     # Spent meanwhile by another chunk's call: nothing left today.
-    with capture.app.store.tx(write=True) as tx:
+    with system_tx(capture.app.store, "test", write=True) as tx:
         tx.add_ledger(
             owner="alice",
             model="fake-fast",

@@ -17,6 +17,7 @@ from zero_memory.domain.records import ChunkStatus
 from zero_memory.judge.base import ExtractionRequest, FailureKind
 from zero_memory.judge.none_provider import NoneJudge
 from zero_memory.settings import CaptureConfig
+from zero_memory.store import system_tx
 
 CHUNK = "user: how do we deploy the api?\n\nassistant: run make ship from the repository root.\n"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -63,7 +64,7 @@ def test_a_chunk_holding_a_credential_is_refused_whole_and_never_stored_or_sent(
     assert str(refused.value).startswith("validation_failed: secret_content_rejected: transcript_chunk github_token")
     assert TOKEN not in str(refused.value) and TOKEN[:10] not in str(refused.value)
     assert capture.model.requests == []
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         assert tx.list_chunks(owner="alice") == []
         assert tx.audit_actions("capture.ingest") == []
 
@@ -101,7 +102,7 @@ def test_without_an_extraction_model_nothing_is_staged(capture: Capture) -> None
     capture.app.judge_factory = lambda owner, run_id: NoneJudge()
     with pytest.raises(errors.ZMError, match=r"^unavailable: no extraction model is configured"):
         capture.send(CHUNK)
-    with capture.app.store.tx() as tx:
+    with system_tx(capture.app.store, "test") as tx:
         assert tx.list_chunks(owner="alice") == []
 
 

@@ -21,6 +21,7 @@ from zero_memory.domain.memory import Memory, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, DisputeStatus, pair_key
 from zero_memory.ids import new_id
 from zero_memory.memory.lifecycle import forget, restore_memory
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
 MERGED_TEXT = "The staging database is teal since the March move"
@@ -53,13 +54,13 @@ def raise_row(
         pair_key=pair_key(a, b) if b else None,
         created_at=app.clock(),
     )
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         transitions.raise_dispute(tx, dispute, actor=caller.uid, at=app.clock())
     return Row(dispute, a, b)
 
 
 def memory(app: App, memory_id: str) -> Memory:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         found = tx.get_memory(memory_id, SYSTEM)
     assert found is not None
     return found
@@ -67,20 +68,20 @@ def memory(app: App, memory_id: str) -> Memory:
 
 def trail(app: App, *memory_ids: str) -> list[AuditEntry]:
     """Every audit row naming any of the memories, once each, in the order written, the writes left out."""
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         rows = {e.seq: e for mid in memory_ids for e in tx.audit_for_memory(mid, limit=1000)}
     return [rows[seq] for seq in sorted(rows) if rows[seq].action not in ("remember", "queue.raise")]
 
 
 def dispute_row(app: App, dispute_id: str) -> Dispute:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         found = tx.get_dispute(dispute_id)
     assert found is not None
     return found
 
 
 def supersedes_links(app: App, memory_id: str) -> set[tuple[str, str]]:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         return {(lk.src, lk.dst) for lk in tx.links_of(memory_id) if lk.type == "supersedes"}
 
 
@@ -165,7 +166,7 @@ def test_a_merge_creates_an_embedded_memory_with_its_audit_row_superseding_both(
         2,
     )
     assert merged.source == {"merged_from": f"{row.a},{row.b}"}
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.memory_vector(merged.id) is not None
         (created,) = [e for e in tx.audit_for_memory(merged.id) if e.action == "merge"]
     assert created.memory_ids == [merged.id, row.a, row.b]
@@ -216,14 +217,14 @@ def test_a_plan_whose_row_was_settled_meanwhile_is_refused_and_rolled_back(app: 
     """Two writers can read the same pending row on PostgreSQL; the second to settle it must change nothing."""
     row = raise_row(app, alice)
     assert row.b is not None
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         vis = visibility(tx, alice.uid)
         dispute, memories = visible_dispute(tx, vis, row.dispute.id)
     stale = plan(dispute, memories, Winner(row.b), context(app, vis, alice, human=False))
     resolve_conflict(app, alice, row.dispute.id, KeepBoth())
     before = trail(app, row.a, row.b)
     refused = rf"^conflict: already_resolved: dispute {row.dispute.id} is resolved$"
-    with pytest.raises(errors.ZMError, match=refused), app.store.tx(write=True) as tx:
+    with pytest.raises(errors.ZMError, match=refused), system_tx(app.store, "test", write=True) as tx:
         apply(tx, stale)
     assert memory(app, row.a).live and not supersedes_links(app, row.a)
     assert trail(app, row.a, row.b) == before

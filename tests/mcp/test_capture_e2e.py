@@ -21,7 +21,7 @@ from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, unique, zm
 from tests.pg import session_server
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.store import Store, open_store
+from zero_memory.store import Store, open_store, system_tx
 from zero_memory.store.base import CaptureChunk
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +72,7 @@ class Captured:
         return [r for r in self.server.requests if FakeOpenAIServer.schema_name(r) == "extracted_statements"]
 
     def chunk(self, chunk_id: str) -> CaptureChunk:
-        with self.store.tx() as tx:
+        with system_tx(self.store, "test") as tx:
             found = tx.get_chunk(chunk_id)
         assert found is not None
         return found
@@ -150,7 +150,7 @@ async def ingest(client: Client, captured: Captured, chunk: str, tag: str, **ext
 
 
 def live_in(captured: Captured, scope: str) -> list[Any]:
-    with captured.store.tx() as tx:
+    with system_tx(captured.store, "test") as tx:
         return tx.live_memories(scope_prefix=scope)
 
 
@@ -178,7 +178,7 @@ async def test_a_chunk_becomes_provisional_memories_in_the_sessions_project_once
         assert view["memory"]["source"]["chunk_hash"] == accepted["chunk_hash"]
     [sent] = [r for r in captured.extraction_requests() if tag in FakeOpenAIServer.user_message(r)]
     assert sent.body["model"] == "extractor"
-    with captured.store.tx() as tx:
+    with system_tx(captured.store, "test") as tx:
         extracts = [row for row in tx.ledger(owner="alice") if row["purpose"] == "extract"]
     assert extracts and {row["model"] for row in extracts} == {"extractor"}, "every call is on the owner's ledger"
 
@@ -223,7 +223,7 @@ async def test_a_chunk_restating_an_authoritative_memory_yields_to_it(client: Cl
     done = captured.settled(accepted["chunk_id"])
     assert (done.statements, done.created, done.yielded) == (1, 0, 1)
     assert [m.id for m in live_in(captured, accepted["scope"])] == [stated["id"]]
-    with captured.store.tx() as tx:
+    with system_tx(captured.store, "test") as tx:
         [extracted] = [a for a in tx.audit_actions("capture.extract") if a.payload.get("chunk") == done.id]
     assert extracted.memory_ids == [stated["id"]], "the chunk's audit row names the memory it yielded to"
 
@@ -298,7 +298,7 @@ async def test_a_chunk_with_a_token_is_refused_and_nothing_of_it_reaches_the_mod
     assert not any(TOKEN in r.raw.decode("utf-8", "replace") for r in captured.server.requests)
     assert not any(tag in r.raw.decode("utf-8", "replace") for r in captured.server.requests)
     # Nothing was staged, so nothing is left to send later either.
-    with captured.store.tx() as tx:
+    with system_tx(captured.store, "test") as tx:
         assert not any(c.conversation_id == f"conv-{tag}" for c in tx.list_chunks(owner="alice", limit=1000))
 
 

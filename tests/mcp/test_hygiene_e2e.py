@@ -11,7 +11,7 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, zm
-from zero_memory.store import open_store
+from zero_memory.store import open_store, system_tx
 
 pytestmark = pytest.mark.anyio
 
@@ -137,7 +137,7 @@ async def test_challenge_is_idempotent_and_policies_skip_single_rows(judged: Dep
 def test_judge_calls_are_on_the_owners_ledger(judged: Deployment) -> None:
     store = open_store(f"sqlite:///{judged.database}")
     try:
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             rows = tx.ledger(owner="alice")
             assert rows and all(r["purpose"] in ("scan", "rescan", "portability") for r in rows)
             assert all(r["model"] == "judge-strong" for r in rows if r["purpose"] == "scan")

@@ -23,6 +23,7 @@ from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.server import ZMServer, build_server, tool_modules
 from zero_memory.mcp.tooling import ToolArgs, ToolCall, Toolset, safe_text
 from zero_memory.settings import Settings
+from zero_memory.store import system_tx
 
 pytestmark = pytest.mark.anyio
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -36,7 +37,7 @@ def anyio_backend() -> str:
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[App]:
     built = build_app(Settings.from_environ({"ZM_HOME": str(tmp_path)}), embedder=HashingEmbedder())
-    with built.store.tx(write=True) as tx:
+    with system_tx(built.store, "test", write=True) as tx:
         users.add_user(tx, "alice", is_local=True)
     yield built
     built.close()
@@ -109,7 +110,7 @@ async def test_a_crash_is_internal_and_tells_nothing(app: App) -> None:
     assert result.is_error
     assert text_of(result).startswith("internal: ")
     assert "hunter2" not in text_of(result) and "RuntimeError" not in text_of(result)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert [(e["tool"], e["outcome"]) for e in tx.usage_events(tool="crash")] == [("crash", "internal")]
 
 

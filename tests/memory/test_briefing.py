@@ -20,6 +20,7 @@ from zero_memory.memory.briefing import build_context
 from zero_memory.memory.briefing_text import ITEM_CHARS, cut, fit, render
 from zero_memory.memory.loops import list_loops
 from zero_memory.memory.recall import recall
+from zero_memory.store import system_tx
 
 REPO = "/work/repos/payments"
 
@@ -97,7 +98,7 @@ def test_a_topic_briefing_recalls_for_the_topic_and_records_it_as_a_briefing(app
     wanted = write(app, alice, "Refund webhooks are retried five times by the provider", "gotcha", project_hint=REPO)
     briefing = build_context(app, alice, project_hint=REPO, topic="refund webhook retries")
     assert briefing.memories.items[0].id == wanted.id
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         served = tx.surfacings_of([wanted.id], since=datetime(2000, 1, 1, tzinfo=UTC))
         reinforcing = tx.sessions_served([wanted.id], since=datetime(2000, 1, 1, tzinfo=UTC), channel=Channel.RECALL)
     assert served == {wanted.id: 1}
@@ -122,7 +123,7 @@ def test_only_scopes_the_caller_can_see(app: App, alice: Caller, bob: Caller) ->
     ids = {i.id for s in (mine.rules, mine.open_loops, mine.memories) for i in s.items}
     assert theirs.id not in ids and personal.id not in ids
     assert mine.project is not None and mine.project.startswith("proj.alice.")
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         shared = create_project(tx, "bob", "shared-payments")
         grant(tx, "bob", shared.scope, "alice", "reader")
     task = write(app, bob, "Rotate the shared signing key", "task", scope=shared.scope)

@@ -9,6 +9,7 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory import lifecycle
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
 
@@ -16,7 +17,7 @@ def test_forget_keeps_the_row_and_restore_brings_it_back(app: App, alice: Caller
     fact = write(app, alice, "The office wifi is called zm-guest")
     forgotten = lifecycle.forget(app, alice, fact.id, reason="moved offices")
     assert forgotten.changed and forgotten.invalidated_reason == "forgotten"
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         row = tx.get_memory(fact.id, SYSTEM)
     assert row.content == "The office wifi is called zm-guest"
     assert not lifecycle.forget(app, alice, fact.id).changed
@@ -49,7 +50,7 @@ def test_move_reports_moved_unchanged_and_failed_and_keeps_the_original_scope(
     assert all(f.error.startswith("not_found:") for f in result.failed)
     view = lifecycle.get_memory(app, alice, a.id).memory
     assert view.scope == "user.alice.core" and view.original_scope == "proj.alice.api"
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.get_memory(theirs.id, SYSTEM).scope == "user.bob"
 
 
@@ -96,7 +97,7 @@ def test_another_users_memory_answers_exactly_like_a_missing_id(
     missing = "mem_01zzzzzzzzzzzzzzzzzzzzzzzz"
     assert attempt(theirs.id).replace(theirs.id, "ID") == attempt(missing).replace(missing, "ID")
     assert attempt(theirs.id).startswith("not_found:")
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.get_memory(theirs.id, SYSTEM).live
 
 
@@ -105,18 +106,18 @@ def test_a_shared_project_is_visible_to_members_only_and_readers_cannot_write(
 ) -> None:
     from zero_memory.access.projects import create_project, grant
 
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         create_project(tx, "alice", "shared")
     fact = write(app, alice, "The shared service uses gRPC", scope="proj.alice.shared")
     with pytest.raises(errors.ZMError, match=r"^not_found:"):
         lifecycle.get_memory(app, bob, fact.id)
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         grant(tx, "alice", "proj.alice.shared", "bob", "reader")
     assert lifecycle.get_memory(app, bob, fact.id).memory.id == fact.id
     with pytest.raises(errors.ZMError, match="read-only"):
         lifecycle.forget(app, bob, fact.id)
     with pytest.raises(errors.ZMError, match="read-only"):
         write(app, bob, "Bob writes here", scope="proj.alice.shared")
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         grant(tx, "alice", "proj.alice.shared", "bob", "writer")
     assert write(app, bob, "Bob writes here", scope="proj.alice.shared").status == "created"

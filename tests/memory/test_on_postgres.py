@@ -12,6 +12,14 @@ from functools import partial
 
 import pytest
 
+from tests.hygiene.test_loop_closure import (  # noqa: F401  (collected again, on PostgreSQL)
+    test_a_full_cycle_closes_the_loop_links_its_evidence_and_undo_reopens_it,
+)
+from tests.memory.test_briefing import (  # noqa: F401
+    test_a_briefing_has_every_section_in_its_order,
+    test_a_topic_briefing_recalls_for_the_topic_and_records_it_as_a_briefing,
+    test_only_scopes_the_caller_can_see,
+)
 from tests.memory.test_lifecycle import (  # noqa: F401  (collected again, on PostgreSQL)
     test_a_shared_project_is_visible_to_members_only_and_readers_cannot_write,
     test_another_users_memory_answers_exactly_like_a_missing_id,
@@ -47,6 +55,7 @@ from tests.memory.test_write import (  # noqa: F401
 )
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.store import system_tx
 
 
 @pytest.fixture
@@ -60,5 +69,5 @@ def test_the_apps_here_really_run_on_postgresql(app: App, alice: Caller) -> None
 
     assert app.store.backend == "postgres"
     written = write(app, alice, "The billing service is written in Rust")
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.fulltext("Rust", scopes=[written.scope], limit=5) == [written.id]

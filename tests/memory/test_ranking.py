@@ -18,6 +18,7 @@ from zero_memory.domain.memory import Kind, Memory, Status, age_factor, decay
 from zero_memory.domain.records import Channel
 from zero_memory.memory.lifecycle import close_loop, restore_memory
 from zero_memory.memory.recall import REINFORCEMENT_CAP, recall, reinforcement
+from zero_memory.store import system_tx
 from zero_memory.web.browse import browse
 
 MakeApp = Callable[..., App]
@@ -85,7 +86,7 @@ def test_the_dashboard_the_cli_channel_and_benchmarks_never_reinforce(ranked: Ap
         recall(ranked, alice, QUERY, channel=Channel.CLI, session_id="a-shell")
         recall(ranked, alice, QUERY, channel=None, session_id="a-benchmark")
     assert score_of(ranked, fact.id) == pytest.approx(unused, rel=1e-6)
-    with ranked.store.tx() as tx:
+    with system_tx(ranked.store, "test") as tx:
         # The shell's recalls are still traffic for re-examination; the dashboard's and the benchmark's are not.
         assert tx.surfacings_of([fact.id], since=ranked.clock() - timedelta(days=1)) == {fact.id: 5}
 

@@ -15,6 +15,7 @@ from zero_memory.clock import utcnow
 from zero_memory.domain.memory import Kind, Memory, Status
 from zero_memory.domain.records import Channel
 from zero_memory.memory.recall import recall, relevance, score
+from zero_memory.store import system_tx
 
 
 def test_relevance_adds_the_weighted_text_score_to_the_similarity() -> None:
@@ -141,7 +142,7 @@ def test_every_hit_is_recorded_as_a_surfacing_with_its_session_and_channel(app: 
     recall(app, Caller("alice", client="test", session_id="s2"), "staging cluster kubernetes")
     recall(app, alice, "staging cluster kubernetes", channel=Channel.CLI)
     since = utcnow() - timedelta(days=1)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.surfacings_of([fact.id], since=since) == {fact.id: 4}
         assert tx.sessions_served([fact.id], since=since, channel=Channel.RECALL) == {fact.id: 2}
         assert tx.sessions_served([fact.id], since=since, channel=Channel.CLI) == {}
@@ -160,5 +161,5 @@ def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: i
 def test_browsing_without_recording_leaves_no_surfacing(app: App, alice: Caller) -> None:
     fact = write(app, alice, "The staging cluster runs Kubernetes 1.31")
     assert recall(app, alice, "staging cluster kubernetes", channel=None).hits
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1)) == {}

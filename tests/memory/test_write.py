@@ -14,18 +14,19 @@ from zero_memory.app import App
 from zero_memory.embedding import Embedder
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.memory.recall import recall
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
 FAKE_AWS_KEY = "AKIA" + "IOSFODNN7" + "EXAMPLE"
 
 
 def stored(app: App, memory_id: str):  # type: ignore[no-untyped-def]
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         return tx.get_memory(memory_id, SYSTEM)
 
 
 def count(app: App) -> int:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         return tx.count_memories()
 
 
@@ -238,7 +239,7 @@ def test_an_unresolvable_hint_is_refused_when_projects_are_not_auto_created(
     caller = Caller("alice", client="test")
     with pytest.raises(errors.ZMError, match=r"^validation_failed: project_hint_unresolvable:"):
         write(app, caller, "A fact", project_hint="no-such-project")
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         assert tx.list_projects() == []
 
 
@@ -310,5 +311,5 @@ def test_core_on_an_unattached_session_is_taken_as_asked(app: App, alice: Caller
 
 
 def _live(app: App) -> list:  # type: ignore[type-arg]
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         return tx.live_memories(limit=100)

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 
 from zero_memory.domain.memory import InvalidationReason, Memory
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, RunStatus, pair_key
-from zero_memory.store import Store, Tx
+from zero_memory.store import Store, Tx, system_tx
 from zero_memory.store.base import DisputeQuery
 
 CREATING_ACTIONS = ("remember", "import", "merge")
@@ -56,7 +56,7 @@ def assert_consistent(store: Store, *, quiescent: bool = True) -> None:
 
 def problems(store: Store, *, quiescent: bool = True) -> list[str]:
     """Every violation of the invariants above, in one read transaction."""
-    with store.tx() as tx:
+    with system_tx(store, "test") as tx:
         memories = {m.id: m for m in tx.iter_memories()}
         found = [*_memory_problems(tx, memories)]
         found += _auto_resolve_problems(tx, memories)

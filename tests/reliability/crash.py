@@ -35,7 +35,7 @@ from tests.reliability.consistency import assert_consistent
 from tests.reliability.service import Service
 from zero_memory.domain.memory import InvalidationReason
 from zero_memory.domain.records import DisputeStatus, RunStatus, pair_key
-from zero_memory.store import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 from zero_memory.store.base import DisputeQuery
 
 CALL_TIMEOUT_S = 20
@@ -115,7 +115,7 @@ def check_burst(service: Service, log: BurstLog, *, user: str = "alice") -> None
     """After a restart: every acknowledged write whole, live and readable; nothing unsent, nothing twice."""
     with service.store() as store:
         assert_consistent(store)
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             found = [m for m in tx.iter_memories() if m.content.startswith(log.tag + " ")]
             acked = tx.get_memories(list(log.acked), SYSTEM)
     for memory_id, content in log.acked.items():
@@ -267,7 +267,7 @@ def hygiene_cycle(service: Service, judge: SlowJudge, *, kill_at: int = 3, user:
 
     with service.store() as store:
         assert_consistent(store)
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             run = tx.get_run(started["run_id"])
             assert run is not None and run.status is RunStatus.INTERRUPTED, run
             committed = {pair for pair in _all_pairs(ids) if tx.get_judgement(_key(ids, pair), JUDGE_MODEL)}
@@ -294,7 +294,7 @@ def check_topics(service: Service, ids: dict[str, str]) -> None:
     """The state one uninterrupted run reaches: each outcome applied exactly once."""
     with service.store() as store:
         assert_consistent(store)
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             memories = tx.get_memories(list(ids.values()), SYSTEM)
             ours = set(ids.values())
             resolutions = [e for e in tx.audit_actions("hygiene.auto_resolve") if set(e.memory_ids) <= ours]

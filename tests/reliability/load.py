@@ -35,7 +35,7 @@ from tests.reliability.consistency import problems
 from tests.reliability.crash import WORDS, sentence
 from tests.reliability.service import Service
 from zero_memory.domain.records import RunStatus
-from zero_memory.store import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 CALL_TIMEOUT_S = 60
 POOL_SIZE = 4
@@ -181,7 +181,7 @@ def wait_for_runs(service: Service, timeout_s: float = 300) -> None:
     deadline = time.monotonic() + timeout_s
     with service.store() as store:
         while time.monotonic() < deadline:
-            with store.tx() as tx:
+            with system_tx(store, "test") as tx:
                 if not tx.runs_with_status(RunStatus.RUNNING):
                     return
             time.sleep(0.5)
@@ -193,7 +193,7 @@ def audit(service: Service, log: LoadLog) -> Books:
     wait_for_runs(service)
     books = Books(hygiene_runs=len(log.runs))
     with service.store() as store:
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             stored: dict[tuple[str, str], list[str]] = defaultdict(list)
             for memory in tx.iter_memories():
                 if memory.content.startswith(log.tag + " "):

@@ -27,6 +27,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
 from zero_memory.ids import memory_id, new_id
 from zero_memory.memory.lifecycle import forget, restore_memory
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Tx
 from zero_memory.store.sqlite import SQLiteTx
 
@@ -62,7 +63,7 @@ def healthy(make_app: MakeApp, alice: Caller) -> Healthy:
     assert (summary["auto_resolved"], summary["queued"]) == (2, 1)
     restore_memory(app, alice, old_react)
     challenge(app, alice, live, "It moved to vpn2 last week")
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         dispute = tx.dispute_for_pair(pair_key(green, blue))
     assert dispute is not None
     resolve_conflict(app, alice, dispute.id, Merge("The staging database is teal since the March move"))
@@ -70,7 +71,7 @@ def healthy(make_app: MakeApp, alice: Caller) -> Healthy:
 
 
 def broken(healthy: Healthy, damage: Callable[[Tx], object]) -> list[str]:
-    with healthy.app.store.tx(write=True) as tx:
+    with system_tx(healthy.app.store, "test", write=True) as tx:
         damage(tx)
     return problems(healthy.app.store)
 
@@ -82,7 +83,7 @@ def raw(tx: Tx) -> SQLiteTx:
 
 def test_a_healthy_database_has_no_problems(healthy: Healthy) -> None:
     assert_consistent(healthy.app.store)
-    with healthy.app.store.tx() as tx:
+    with system_tx(healthy.app.store, "test") as tx:
         memories = list(tx.iter_memories())
     reasons = {m.invalidated_reason for m in memories if not m.live}
     assert {

@@ -11,7 +11,7 @@ from tests.pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from zero_memory.access.projects import resolve_hint
 from zero_memory.access.users import add_user
 from zero_memory.access.visibility import visibility
-from zero_memory.store import Store, open_store
+from zero_memory.store import Store, open_store, system_tx
 
 THREADS = 8
 ROUNDS = 10
@@ -21,7 +21,7 @@ ROUNDS = 10
 def store(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[Store]:
     url = f"sqlite:///{tmp_path}/zm.db" if request.param == "sqlite" else request.getfixturevalue("pg_url")
     opened = open_store(url, dim=16)
-    with opened.tx(write=True) as tx:
+    with system_tx(opened, "test", write=True) as tx:
         add_user(tx, "alice")
     yield opened
     opened.close()
@@ -44,7 +44,7 @@ def test_one_new_project_hint_sent_by_many_calls_at_once_creates_one_project(sto
         def resolve(hint: str = hint, start: threading.Barrier = start) -> None:
             try:
                 start.wait(timeout=10)
-                with store.tx(write=True) as tx:
+                with system_tx(store, "test", write=True) as tx:
                     vis = visibility(tx, "alice")
                     scopes.append(resolve_hint(tx, vis, hint, auto_create=True).scope)
             except BaseException as error:  # collected and reported below
@@ -59,5 +59,5 @@ def test_one_new_project_hint_sent_by_many_calls_at_once_creates_one_project(sto
     assert failures == []
     assert len(scopes) == THREADS * ROUNDS
     assert len(set(scopes)) == ROUNDS
-    with store.tx() as tx:
+    with system_tx(store, "test") as tx:
         assert len([p for p in tx.list_projects() if p.slug.startswith("race-")]) == ROUNDS

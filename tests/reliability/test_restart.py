@@ -17,6 +17,7 @@ from zero_memory.domain.records import Run, RunStatus
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import owner_lock
 from zero_memory.ids import new_id
+from zero_memory.store import system_tx
 from zero_memory.store.sqlite import SQLiteStore, SQLiteTx
 
 MakeApp = Callable[..., App]
@@ -26,7 +27,7 @@ def test_locks_left_by_a_dead_process_with_this_pid_are_taken_over(make_app: Mak
     app = make_app()
     run = Run(new_id("run"), "alice", "scan", RunStatus.RUNNING, False, "alice", app.clock(), None, {})
     earlier = f"{socket.gethostname()}:{os.getpid()}:0ldproc0"  # the killed server, same pid, another nonce
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "test", write=True) as tx:
         assert isinstance(tx, SQLiteTx)
         assert tx.claim_run(run)
         tx.touch_run(run.id, {}, app.clock())
@@ -34,7 +35,7 @@ def test_locks_left_by_a_dead_process_with_this_pid_are_taken_over(make_app: Mak
             tx._exec("INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, '9999-12-31')", (name, earlier))
 
     assert runs.interrupt_orphans(app) == [run.id]
-    with app.store.tx() as tx:
+    with system_tx(app.store, "test") as tx:
         interrupted = tx.get_run(run.id)
     assert interrupted is not None and interrupted.status is RunStatus.INTERRUPTED
     with app.store.advisory_lock(owner_lock("alice")) as taken:

@@ -46,7 +46,7 @@ from tests.mcp.helpers import (
     wait_for_health,
 )
 from tests.mcp.oauth_flow import Browser, OAuthClient, mcp_status
-from zero_memory.store import open_store
+from zero_memory.store import open_store, system_tx
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -382,7 +382,7 @@ def test_no_secret_appears_anywhere(served: Served, transcript: Transcript) -> N
             assert hashlib.sha256(token.encode()).hexdigest() in files, "the test must read the token table"
     store = open_store(f"sqlite:///{transcript.home / 'data' / 'zm.db'}")
     try:
-        with store.tx() as tx:
+        with system_tx(store, "test") as tx:
             ciphertext = tx.get_provider_key("alice", "openai")
     finally:
         store.close()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from tests.cli.conftest import zm  # noqa: F401  (fixture: zm, tests/cli/harness.py)
 from tests.pg import PgServer, pg_server, pg_url  # noqa: F401  (fixtures)
-from tests.store.factories import DIM
+from tests.store.factories import DIM, AsSystem
 from zero_memory.store import Store, open_store
 from zero_memory.store.postgres import PostgresStore
 
@@ -33,19 +34,19 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 @pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
     opened = open_store(store_url, dim=DIM)
-    yield opened
+    yield cast(Store, AsSystem(opened))
     opened.close()
 
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     opened = open_store(sqlite_url(tmp_path), dim=DIM)
-    yield opened
+    yield cast(Store, AsSystem(opened))
     opened.close()
 
 
 @pytest.fixture
 def pg_store(pg_url: str) -> Iterator[PostgresStore]:  # noqa: F811
     opened = PostgresStore.open(pg_url, dim=DIM)
-    yield opened
+    yield cast(PostgresStore, AsSystem(opened))
     opened.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -92,3 +94,31 @@ def add_users(tx: Tx, *uids: str) -> None:
 def put(tx: Tx, m: Memory, vector: np.ndarray | None = None, model: str = "test-model") -> Memory:
     tx.insert_memory(m, axis(0) if vector is None else vector, model)
     return m
+
+
+class AsSystem:
+    """A real store whose every transaction acts as the named system pass ``store-test``.
+
+    The contract cases exercise the port itself, across owners, as the hygiene
+    passes do; on PostgreSQL they run with row-level security on, under the
+    system mode (tests/store/test_row_security.py is where a transaction acts
+    for a user).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    @contextmanager
+    def tx(self, *, write: bool = False) -> Iterator[Tx]:
+        with self._store.tx(write=write) as tx:
+            tx.act_as_system("store-test")
+            yield tx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "_store":
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._store, name, value)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests.cli.harness import Zm
-from tests.pg import PgServer, pg_bin
+from tests.pg import BACKUP_ROLE, PgServer, pg_bin, with_user
 from tests.store.factories import DIM, user
 from zero_memory.store import open_store
 
@@ -143,9 +143,13 @@ def test_a_pg_dump_restored_into_a_fresh_database_recalls(zm: Zm, pg_server: PgS
         )
         assert kept.exit_code == 0, kept.stderr
         dump = tmp_path / "zm.dump"
-        # The commands docs/deployment.md gives an operator.
-        subprocess.run([str(pg_bin("pg_dump")), "--format=custom", f"--file={dump}", source], check=True)
-        subprocess.run([str(pg_bin("pg_restore")), "--no-owner", f"--dbname={target}", str(dump)], check=True)
+        # The commands docs/deployment.md gives an operator: pg_dump as the backup role (it reads
+        # past row-level security), pg_restore as the role the servers use, which owns the new database.
+        backup_url = with_user(source, BACKUP_ROLE)
+        subprocess.run([str(pg_bin("pg_dump")), "--format=custom", f"--file={dump}", backup_url], check=True)
+        subprocess.run(
+            [str(pg_bin("pg_restore")), "--no-owner", "--no-comments", f"--dbname={target}", str(dump)], check=True
+        )
         restored = {"ZM_DATABASE_URL": target, "ZM_USER": "alice"}
         assert zm("db", "migrate", "--check", "--json", env=restored).json()["pending"] == []
         found = zm("recall", "how long do we keep invoices", "--scope", "*", "--json", env=restored)

@@ -25,7 +25,7 @@ from zero_memory.domain.records import (
     Run,
     RunStatus,
 )
-from zero_memory.store import SYSTEM, Store, open_store
+from zero_memory.store import SYSTEM, Store, open_store, system_tx
 from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 from zero_memory.store.copy import compare_vectors, copy_store
 from zero_memory.store.postgres import PostgresStore
@@ -39,7 +39,7 @@ NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv")}
 def build_corpus(store: Store) -> dict[str, str]:
     """Something in every table: memories in each state, links, the queue, audit, runs, usage."""
     ids: dict[str, str] = {}
-    with store.tx(write=True) as tx:
+    with system_tx(store, "test", write=True) as tx:
         add_users(tx, "alice", "bob")
         tx.add_token("tok_a", "alice", "hash-a", at(1))
         tx.add_token("tok_b", "bob", "hash-b", at(2))
@@ -202,7 +202,7 @@ def build_corpus(store: Store) -> dict[str, str]:
 
 def dump(store: Store) -> dict[str, list[dict[str, Any]]]:
     """Every copied row of a store, vectors as lists of floats, so two stores compare with ==."""
-    with store.tx() as tx:
+    with system_tx(store, "test") as tx:
         tables = {table: tx.copy_rows(table, None, 1_000_000) for table in COPY_TABLES}
     for row in tables["memories"]:
         if row["embedding"] is not None:
@@ -212,7 +212,7 @@ def dump(store: Store) -> dict[str, list[dict[str, Any]]]:
 
 def test_every_table_and_column_of_both_schemas_is_copied(store: Store) -> None:
     """A migration that adds a table or a column must add it to the copy too."""
-    with store.tx() as tx:
+    with system_tx(store, "test") as tx:
         if store.backend == "sqlite":
             names = [r["name"] for r in tx._query("SELECT name FROM sqlite_master WHERE type = 'table'")]  # type: ignore[attr-defined]
             names = [n for n in names if not n.startswith(("sqlite_", "memories_fts"))]
@@ -248,12 +248,12 @@ def test_a_corpus_round_trips_sqlite_postgres_sqlite_without_loss(
         assert dump(back_store) == original
         # The copy is a working store: full text, vectors and the next seq all follow the copied rows.
         for copied in (pg_store, back_store):
-            with copied.tx() as tx:
+            with system_tx(copied, "test") as tx:
                 assert tx.fulltext("Tuesdays", scopes=["proj.alice.api"], limit=5) == [ids["new"]]
                 top = tx.similar(random_unit(1), floor=0.99, limit=1, owner="alice")
                 assert [n.memory.id for n in top] == [ids["live"]]
                 assert tx.get_memory(ids["old"], SYSTEM).superseded_by == ids["new"]  # type: ignore[union-attr]
-            with copied.tx(write=True) as tx:
+            with system_tx(copied, "test", write=True) as tx:
                 seq = tx.add_audit(actor="x", action="y", owner=None, memory_ids=[], payload={}, run_id=None, at=at(50))
             assert seq == max(r["seq"] for r in original["audit"]) + 1
     finally:
@@ -264,7 +264,7 @@ def test_a_copy_into_a_database_that_holds_rows_is_refused_and_changes_nothing(
     sqlite_store: Store, pg_store: PostgresStore
 ) -> None:
     build_corpus(sqlite_store)
-    with pg_store.tx(write=True) as tx:
+    with system_tx(pg_store, "test", write=True) as tx:
         add_users(tx, "carol")
     before = dump(pg_store)
     with pytest.raises(errors.ZMError) as refused:
@@ -279,7 +279,7 @@ def test_vectors_that_differ_after_a_copy_fail_the_check(sqlite_store: Store, tm
     try:
         report = copy_store(sqlite_store, destination)
         assert report.ok
-        with sqlite_store.tx(write=True) as tx:
+        with system_tx(sqlite_store, "test", write=True) as tx:
             first = tx.copy_rows("memories", None, 1)[0]
             tx.update_embedding(first["id"], -first["embedding"], "test-model")
         checked, lowest = compare_vectors(sqlite_store, destination, [first["id"]])

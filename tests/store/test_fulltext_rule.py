@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from tests.store.conftest import sqlite_url
-from tests.store.factories import DIM, add_users, memory, put
+from tests.store.factories import DIM, AsSystem, add_users, memory, put
 from zero_memory.store import Store, fulltext, open_store
 from zero_memory.store.base import SYSTEM
 from zero_memory.store.fulltext import TextPlan, idf, plan
@@ -117,7 +118,8 @@ def test_candidates_are_ordered_by_the_weight_of_their_matched_words_then_newest
 
 @pytest.fixture
 def both(tmp_path: Path, pg_url: str) -> Iterator[tuple[Store, Store]]:
-    stores = (open_store(sqlite_url(tmp_path), dim=DIM), PostgresStore.open(pg_url, dim=DIM))
+    # PostgreSQL's acts as a system pass: these reads cross owners (row-level security is on).
+    stores = (open_store(sqlite_url(tmp_path), dim=DIM), cast(Store, AsSystem(PostgresStore.open(pg_url, dim=DIM))))
     yield stores
     for opened in stores:
         opened.close()

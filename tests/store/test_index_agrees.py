@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from tests.pg import PgServer
 from tests.store.conftest import sqlite_url
-from tests.store.factories import DIM, add_users, at, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, at, memory, put, random_unit
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
 from zero_memory.store.index_files import IndexFiles
@@ -253,7 +253,8 @@ def test_postgres_search_and_database_never_disagree(pg_server: PgServer) -> Non
         def open_store(self, mode: dict[str, int]) -> Store:  # type: ignore[override]
             if not hasattr(self, "url"):
                 self.url = pg_server.fresh_url()
-            return PostgresStore.open(self.url, dim=DIM)
+            # Acting as a system pass: the machine's operations cross owners (row-level security is on).
+            return cast(Store, AsSystem(PostgresStore.open(self.url, dim=DIM)))
 
         def teardown(self) -> None:
             super().teardown()

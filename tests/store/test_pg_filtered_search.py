@@ -8,11 +8,12 @@ answer is checked against a brute-force ranking of the same rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import numpy as np
 import pytest
 
-from tests.store.factories import DIM, add_users, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, memory, put, random_unit
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store.postgres import PostgresStore
 
@@ -21,7 +22,9 @@ SCOPES = ["proj.alice.api", "proj.alice.web", "user.alice", "proj.bob.api", "use
 
 @pytest.fixture(params=["hnsw", "exact"])
 def searched(request: pytest.FixtureRequest, pg_url: str) -> Iterator[PostgresStore]:
-    store = PostgresStore.open(pg_url, dim=DIM, exact_search_rows=0 if request.param == "hnsw" else 100_000)
+    opened = PostgresStore.open(pg_url, dim=DIM, exact_search_rows=0 if request.param == "hnsw" else 100_000)
+    # Acting as a system pass: the searches cross owners (row-level security is on).
+    store = cast(PostgresStore, AsSystem(opened))
     rng = np.random.default_rng(7)
     with store.tx(write=True) as tx:
         add_users(tx, "alice", "bob")

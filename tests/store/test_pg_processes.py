@@ -25,6 +25,7 @@ from mcp.client.client import Client
 from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_server, stop_server, zm
 from tests.memory.helpers import write
 from tests.pg import PgServer
+from tests.store.factories import AsSystem
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import ensure_local_user
 from zero_memory.app import App
@@ -33,7 +34,7 @@ from zero_memory.domain.records import RunStatus
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene import runs
 from zero_memory.settings import Settings
-from zero_memory.store import open_store
+from zero_memory.store import open_store, system_tx
 from zero_memory.store.base import Store
 
 # A tick every 1.8 seconds.
@@ -175,7 +176,7 @@ async def test_two_servers_keep_every_write_once_and_run_every_tick_once(
         "absorbed": 2 * (2 * IDENTICAL_WRITES) - IDENTICAL_WRITES,
     }
 
-    store = open_store(pg_url)
+    store = AsSystem(open_store(pg_url))
     try:
         with store.tx() as tx:
             alices = [m for m in tx.iter_memories() if m.owner == "alice" and m.live]
@@ -283,7 +284,7 @@ def test_the_same_text_remembered_at_once_through_two_stores_is_one_live_memory(
     for (status_0, id_0), (status_1, id_1) in zip(*outcomes, strict=True):
         assert id_0 == id_1
         assert sorted([status_0, status_1]) == ["absorbed", "created"]
-    with first.store.tx() as tx:
+    with system_tx(first.store, "test") as tx:
         live = [m for m in tx.iter_memories() if m.live]
     assert sorted(m.content for m in live) == sorted(texts)
     assert {m.id for m in live} == {memory_id for _, memory_id in outcomes[0]}
@@ -315,7 +316,7 @@ def test_two_servers_starting_at_once_on_a_new_database_agree_on_the_local_user(
 
 def start_two_at_once(url: str) -> list[str]:
     """What each ``zm serve`` does first (find or create the local user), from two stores at once."""
-    stores = [open_store(url, dim=16) for _ in range(2)]
+    stores = [AsSystem(open_store(url, dim=16)) for _ in range(2)]
     barrier = threading.Barrier(2)
     failures: list[str] = []
 

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from tests.pg import PgServer
-from tests.store.factories import DIM, add_users, axis, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
 from zero_memory.store import migrations
 from zero_memory.store.postgres import PostgresStore, PostgresTx, supports_iterative_scan
@@ -22,7 +22,7 @@ from zero_memory.store.postgres import PostgresStore, PostgresTx, supports_itera
 @pytest.fixture
 def hnsw_store(pg_url: str) -> Iterator[PostgresStore]:
     """A store that always searches through the HNSW index, however few the rows."""
-    store = PostgresStore.open(pg_url, dim=DIM, exact_search_rows=0)
+    store = AsSystem(PostgresStore.open(pg_url, dim=DIM, exact_search_rows=0))
     yield store
     store.close()
 
@@ -44,7 +44,7 @@ def test_a_new_database_applies_every_migration_once(pg_url: str) -> None:
 def test_an_hnsw_cosine_index_exists_for_the_stores_dimension(pg_url: str) -> None:
     for dim in (DIM, 24):
         PostgresStore.open(pg_url, dim=dim).close()
-    store = PostgresStore.open(pg_url, dim=DIM)
+    store = AsSystem(PostgresStore.open(pg_url, dim=DIM))
     try:
         with store.tx() as tx:
             rows = tx._query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories'")
@@ -163,7 +163,7 @@ def test_processes_starting_at_once_migrate_once(pg_server: PgServer) -> None:
 
     def start() -> None:
         try:
-            stores.append(PostgresStore.open(url, dim=DIM))
+            stores.append(AsSystem(PostgresStore.open(url, dim=DIM)))
         except BaseException as exc:  # reported below
             errors.append(exc)
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.store.factories import DIM, add_users, axis, memory, put, toward
+from tests.store.factories import DIM, AsSystem, add_users, axis, memory, put, toward
 from zero_memory.domain.records import Link
 from zero_memory.store import Store, open_store
 
@@ -123,7 +123,7 @@ def test_migrating_again_changes_nothing(store: Store, store_url: str) -> None:
         add_users(tx, "alice")
         put(tx, memory())
     assert store.migrate() == []
-    reopened = open_store(store_url, dim=DIM)
+    reopened = AsSystem(open_store(store_url, dim=DIM))
     try:
         assert reopened.migrate() == []
         with reopened.tx() as tx:

@@ -11,13 +11,13 @@ import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 from tests.store.conftest import sqlite_url
-from tests.store.factories import DIM, add_users, at, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, at, memory, put, random_unit
 from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
@@ -94,7 +94,8 @@ def _postgres(request: pytest.FixtureRequest) -> Store:
     url = server.fresh_url()
     store = PostgresStore.open(url, dim=DIM)
     request.addfinalizer(lambda: (store.close(), server.drop(url)))
-    return store
+    # Acting as a system pass: these searches cross owners (row-level security is on).
+    return cast(Store, AsSystem(store))
 
 
 @pytest.mark.parametrize(

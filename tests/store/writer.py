@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.store.factories import DIM, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, memory, put, random_unit
 from zero_memory.store import open_store
 from zero_memory.store.sqlite import SQLiteStore
 
@@ -39,7 +39,7 @@ def vector_for(content: str) -> np.ndarray:
 
 
 def insert(url: str, tag: str, count: int, go: Path) -> None:
-    store = open_store(url, dim=DIM)
+    store = AsSystem(open_store(url, dim=DIM))
     try:
         deadline = time.monotonic() + 60
         while not go.exists() and time.monotonic() < deadline:
@@ -54,7 +54,7 @@ def insert(url: str, tag: str, count: int, go: Path) -> None:
 
 
 def stream(url: str, tag: str, stop: Path) -> None:
-    store = open_store(url, dim=DIM)
+    store = AsSystem(open_store(url, dim=DIM))
     try:
         deadline = time.monotonic() + 120
         for n in range(100_000):

@@ -8,6 +8,11 @@ secrets are stored as SHA-256 digests, like bearer tokens (256 random bits
 each, so a fast digest is the right tool). Every grant, every issue of
 tokens and every revocation writes an audit row that names ids, never a
 token.
+
+On PostgreSQL (row-level security, migration 0009) a presented code, token
+or client id is looked up before anyone is known to be calling, so those
+look-ups run as the named system pass ``oauth``; what a signed-in user does
+(approve, list, revoke) acts for that user.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from zero_memory.domain.oauth import (
 )
 from zero_memory.ids import new_id
 from zero_memory.settings import OAuthConfig
+from zero_memory.store import system_tx
 from zero_memory.store.base import Store, Tx
 
 ACCESS_PREFIX = "zmat_"
@@ -44,6 +50,8 @@ CODE_PREFIX = "zmac_"
 MAX_CLIENT_NAME_CHARS = 100
 MAX_PRESENTED_CHARS = 512
 PREFIXES = {TokenKind.ACCESS: ACCESS_PREFIX, TokenKind.REFRESH: REFRESH_PREFIX}
+# The system pass of look-ups made before a caller is known (the client's request names no user yet).
+PASS = "oauth"
 
 
 class OAuthRefused(Exception):
@@ -102,7 +110,7 @@ def register_client(
     name = str(metadata.get("client_name") or "").strip()[:MAX_CLIENT_NAME_CHARS] or "unnamed client"
     kept = {key: value for key, value in metadata.items() if key != "client_secret"}
     client = OAuthClient(client_id, name, digest(secret) if secret else None, kept, now)
-    with store.tx(write=True) as tx:
+    with system_tx(store, PASS, write=True) as tx:
         tx.add_oauth_client(client)
         payload = {"client_id": client_id, "client_name": name, "redirect_uris": uris}
         _audit(tx, "oauth", "oauth.client.register", None, payload, now)
@@ -112,7 +120,7 @@ def register_client(
 def get_client(store: Store, client_id: str) -> OAuthClient | None:
     if not client_id or len(client_id) > MAX_PRESENTED_CHARS:
         return None
-    with store.tx() as tx:
+    with system_tx(store, PASS) as tx:
         return tx.get_oauth_client(client_id)
 
 
@@ -144,6 +152,7 @@ def approve(
     """The user ``uid`` approves ``client_id``: a new grant and its single-use authorization code."""
     code = CODE_PREFIX + secrets.token_urlsafe(32)
     with store.tx(write=True) as tx:
+        tx.act_as(uid)
         client = tx.get_oauth_client(client_id)
         if client is None:
             raise errors.not_found("OAuth client with that id: register the client again")
@@ -179,6 +188,7 @@ def redirect_to(redirect_uri: str, **params: str | None) -> str:
 
 def record_denial(store: Store, uid: str, client_id: str, now: datetime) -> None:
     with store.tx(write=True) as tx:
+        tx.act_as(uid)
         _audit(tx, uid, "oauth.deny", uid, {"client_id": client_id[:100]}, now)
 
 
@@ -186,7 +196,7 @@ def load_code(store: Store, code: str) -> tuple[OAuthCode, OAuthGrant] | None:
     """The code and its grant, whatever their state (the exchange decides); None for an unknown code."""
     if not code.startswith(CODE_PREFIX) or len(code) > MAX_PRESENTED_CHARS:
         return None
-    with store.tx() as tx:
+    with system_tx(store, PASS) as tx:
         found = tx.get_oauth_code(digest(code))
         grant = tx.get_oauth_grant(found.grant_id) if found else None
     return (found, grant) if found and grant else None
@@ -194,7 +204,7 @@ def load_code(store: Store, code: str) -> tuple[OAuthCode, OAuthGrant] | None:
 
 def exchange_code(store: Store, code: str, client_id: str, config: OAuthConfig, now: datetime) -> Issued:
     """Trade an authorization code for tokens, once. A replayed code revokes its grant (and its tokens)."""
-    with store.tx(write=True) as tx:
+    with system_tx(store, PASS, write=True) as tx:
         found = tx.get_oauth_code(digest(code)) if code.startswith(CODE_PREFIX) else None
         grant = tx.get_oauth_grant(found.grant_id) if found else None
         refusal = code_refusal(found, grant, client_id, now)
@@ -267,7 +277,7 @@ def _issue(tx: Tx, grant: OAuthGrant, via: str, config: OAuthConfig, now: dateti
 
 def load_refresh(store: Store, token: str) -> OAuthToken | None:
     """The refresh token a client presents, whatever its state (``refresh`` decides)."""
-    with store.tx() as tx:
+    with system_tx(store, PASS) as tx:
         return _find(tx, token, TokenKind.REFRESH)
 
 
@@ -278,7 +288,7 @@ def refresh(store: Store, token: str, client_id: str, config: OAuthConfig, now: 
     grant is revoked, so the thief's copy and the client's both stop working
     and the user approves the client again.
     """
-    with store.tx(write=True) as tx:
+    with system_tx(store, PASS, write=True) as tx:
         found = _find(tx, token, TokenKind.REFRESH)
         grant = tx.get_oauth_grant(found.grant_id) if found else None
         refusal = token_refusal(found, grant, TokenKind.REFRESH, now, client_id=client_id)
@@ -296,7 +306,7 @@ def verify_access(store: Store, token: str, now: datetime) -> Access | None:
     """Who an access token speaks for, or None (unknown, forged, expired, revoked). Never raises on bad input."""
     if _split(token, TokenKind.ACCESS) is None:
         return None
-    with store.tx() as tx:
+    with system_tx(store, PASS) as tx:
         found = _find(tx, token, TokenKind.ACCESS)
         grant = tx.get_oauth_grant(found.grant_id) if found else None
     if found is None or grant is None or token_refusal(found, grant, TokenKind.ACCESS, now) is not None:
@@ -321,7 +331,7 @@ def _revoke(tx: Tx, grant: OAuthGrant, *, by: str, reason: str, at: datetime) ->
 
 def revoke_presented(store: Store, token: str, client_id: str, now: datetime) -> bool:
     """RFC 7009 revocation by the client: an access or refresh token ends its whole grant."""
-    with store.tx(write=True) as tx:
+    with system_tx(store, PASS, write=True) as tx:
         found = _find(tx, token, TokenKind.ACCESS) or _find(tx, token, TokenKind.REFRESH)
         if found is None or found.client_id != client_id:
             return False
@@ -332,6 +342,7 @@ def revoke_presented(store: Store, token: str, client_id: str, now: datetime) ->
 def revoke_grant(store: Store, uid: str, grant_id: str, *, by: str, now: datetime) -> OAuthGrant:
     """The user (or an operator, ``by``) revokes one of ``uid``'s grants; another user's grant is not found."""
     with store.tx(write=True) as tx:
+        tx.act_as(uid)
         grant = tx.get_oauth_grant(grant_id) if len(grant_id) <= MAX_PRESENTED_CHARS else None
         if grant is None or grant.user_id != uid:
             # The id is not repeated: whatever was typed there (a pasted token) stays out of the answer.
@@ -347,6 +358,7 @@ def revoke_grant(store: Store, uid: str, grant_id: str, *, by: str, now: datetim
 def revoke_all(store: Store, uid: str, *, by: str, now: datetime) -> list[OAuthGrant]:
     """Every live grant of ``uid``, revoked (``zm user oauth revoke NAME --all``)."""
     with store.tx(write=True) as tx:
+        tx.act_as(uid)
         if tx.get_user(uid) is None:
             raise errors.not_found(f"user {uid}")
         grants = tx.oauth_grants_of(uid)
@@ -358,6 +370,7 @@ def revoke_all(store: Store, uid: str, *, by: str, now: datetime) -> list[OAuthG
 def grants_of(store: Store, uid: str) -> list[OAuthGrant]:
     """The clients ``uid`` has authorized and not revoked, oldest first."""
     with store.tx() as tx:
+        tx.act_as(uid)
         if tx.get_user(uid) is None:
             raise errors.not_found(f"user {uid}")
         return tx.oauth_grants_of(uid)

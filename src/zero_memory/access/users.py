@@ -17,6 +17,7 @@ from zero_memory import errors
 from zero_memory.clock import utcnow
 from zero_memory.domain import scopes
 from zero_memory.domain.records import User
+from zero_memory.store import system_tx
 from zero_memory.store.base import Store, Tx
 
 TOKEN_PREFIX = "zm_"
@@ -75,7 +76,8 @@ def verify_token(store: Store, token: str) -> str | None:
     token_id, _, secret = token[len(TOKEN_PREFIX) :].partition("_")
     if not token_id or not secret:
         return None
-    with store.tx() as tx:
+    # Whose token it is, is what this looks up: no caller yet.
+    with system_tx(store, "auth") as tx:
         row = tx.get_token(token_id)
     if row is None:
         # Spend the same work as a real comparison so timing does not tell ids apart.
@@ -87,7 +89,7 @@ def verify_token(store: Store, token: str) -> str | None:
 
 def ensure_local_user(store: Store, uid: str | None) -> str:
     """The user stdio and the CLI speak as: ``ZM_USER``, else the single local user (created on first use)."""
-    with store.tx(write=True) as tx:
+    with system_tx(store, "local-user", write=True) as tx:
         # Processes starting together must not both create the local user.
         tx.serialize("local-user")
         if uid:

@@ -2,7 +2,10 @@
 
 A user reads their personal root, their core, and every project or team scope
 they are a member of; writes need the writer or admin role there. Every
-service computes a ``Visibility`` once per call and hands it to the store.
+service computes a ``Visibility`` once per call and hands it to the store,
+and computing it names the caller to the transaction: on PostgreSQL the
+row-level security policies (migration 0009) mirror this predicate, so a query
+that forgot its filter still sees only this user's rows.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from zero_memory.store.base import Tx
 
 
 def visibility(tx: Tx, uid: str) -> Visibility:
+    """The caller's scopes; the transaction then acts for ``uid`` (row-level security on PostgreSQL)."""
+    tx.act_as(uid)
     own = {scopes.personal(uid), scopes.core(uid)}
     members = tx.memberships(uid)
     readable = own | {m.scope for m in members}

@@ -22,6 +22,7 @@ from zero_memory.store.base import Store, Tx
 
 def status(app: App, owner: str, now: datetime) -> BudgetStatus:
     with app.store.tx() as tx:
+        tx.act_as(owner)
         return _status(tx, app.settings.capture.daily_tokens, owner, now)
 
 
@@ -86,5 +87,6 @@ def clear_budget(store: Store, user: str, *, at: datetime) -> bool:
 
 
 def _require_user(tx: Tx, user: str) -> None:
+    tx.act_as(user)  # the allowance is theirs
     if tx.get_user(user) is None:
         raise errors.not_found(f"user {user} (create it with 'zm user add {user}')")

@@ -32,6 +32,7 @@ from zero_memory.judge.owners import judge_for
 from zero_memory.judge.provider import redact
 from zero_memory.memory.models import RememberRequest, SourceSpec
 from zero_memory.memory.write import remember
+from zero_memory.store import system_tx
 from zero_memory.store.base import CaptureChunk
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class Extraction:
 
 def drain(app: App, *, owner: str | None = None, limit: int = DRAIN_BATCH) -> list[Extraction]:
     """Extract every chunk that is due (of one owner, or of everyone), oldest first."""
-    with app.store.tx() as tx:
+    with system_tx(app.store, "capture") as tx:
         due = tx.due_chunks(at=app.clock(), owner=owner, limit=limit)
     done = []
     for chunk_id in due:
@@ -81,7 +82,7 @@ def extract_chunk(app: App, chunk_id: str) -> Extraction | None:
     """One attempt at one chunk; None when it is not due or another process holds it."""
     config = app.settings.capture
     now = app.clock()
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "capture", write=True) as tx:
         chunk = tx.claim_chunk(chunk_id, at=now, lease_until=now + timedelta(seconds=config.lease_s))
     if chunk is None or chunk.transcript is None:
         return None
@@ -119,7 +120,7 @@ def _store(app: App, chunk: CaptureChunk, statements: Sequence[ExtractedStatemen
             written.id
         )
     now = app.clock()
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "capture", write=True) as tx:
         tx.update_chunk(
             chunk.id,
             now,
@@ -165,7 +166,7 @@ def _failed(app: App, chunk: CaptureChunk, result: JudgeFailure | Unjudged, now:
         error = "unavailable: no extraction model is configured"
     usage = result.usage or Usage(model="none")
     gave_up = plan.status is ChunkStatus.FAILED
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "capture", write=True) as tx:
         tx.update_chunk(
             chunk.id,
             now,
@@ -191,7 +192,7 @@ def _failed(app: App, chunk: CaptureChunk, result: JudgeFailure | Unjudged, now:
 
 
 def _update(app: App, chunk: CaptureChunk, *, status: ChunkStatus, next_attempt_at: datetime, error: str) -> None:
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "capture", write=True) as tx:
         tx.update_chunk(
             chunk.id, app.clock(), status=status, next_attempt_at=next_attempt_at, lease_until=None, last_error=error
         )

@@ -57,6 +57,7 @@ def ingest(app: App, caller: Caller, req: IngestRequest) -> IngestResult:
         raise errors.validation("chunk_hash: is not the SHA-256 of transcript_chunk's UTF-8 bytes (lowercase hex)")
     owner = caller.uid
     with app.store.tx() as tx:
+        tx.act_as(owner)
         existing = tx.chunk_by_hash(owner, digest)
     if existing is not None and existing.status is not ChunkStatus.FAILED:
         return _result(existing, "duplicate")
@@ -115,6 +116,7 @@ def _stage(
     text = req.transcript_chunk
     status: IngestStatus
     with app.store.tx(write=True) as tx:
+        tx.act_as(caller.uid)
         tx.serialize(f"capture:{caller.uid}")
         if existing is not None:
             if not tx.rearm_chunk(existing.id, text, scope, now):

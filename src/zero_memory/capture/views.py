@@ -14,6 +14,7 @@ from zero_memory.store.base import CaptureChunk
 
 def chunk_views(app: App, caller: Caller, *, status: ChunkStatus | None = None, limit: int = 50) -> list[ChunkView]:
     with app.store.tx() as tx:
+        tx.act_as(caller.uid)
         chunks = tx.list_chunks(owner=caller.uid, status=status, limit=limit)
     return [view(c) for c in chunks]
 
@@ -21,6 +22,7 @@ def chunk_views(app: App, caller: Caller, *, status: ChunkStatus | None = None, 
 def chunks_by_id(app: App, caller: Caller, ids: Iterable[str]) -> list[ChunkView]:
     """The caller's chunks among ``ids``, in the order given; another owner's are not there."""
     with app.store.tx() as tx:
+        tx.act_as(caller.uid)
         found = [tx.get_chunk(chunk_id) for chunk_id in ids]
     return [view(c) for c in found if c is not None and c.owner == caller.uid]
 

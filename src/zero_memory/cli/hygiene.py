@@ -11,6 +11,7 @@ from zero_memory.cli.common import JsonOption, app, console, handles_errors, loc
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.retro import count_remaining, retro
 from zero_memory.hygiene.undo import undo_run
+from zero_memory.store import system_tx
 
 group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_is_help=True)
 
@@ -18,10 +19,10 @@ group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_
 def _owners(owner: str | None, everyone: bool) -> list[str]:
     application = app()
     if everyone:
-        with application.store.tx() as tx:
+        with system_tx(application.store, "operator") as tx:
             return [u.id for u in tx.list_users()]
     if owner is not None:
-        with application.store.tx() as tx:
+        with system_tx(application.store, "operator") as tx:
             if tx.get_user(owner) is None:
                 raise errors.not_found(f"user {owner}")
         return [owner]
@@ -43,7 +44,7 @@ def scan(
     results = []
     for uid in _owners(owner, everyone):
         run, summary = start_cycle(application, uid, started_by=started_by, dry_run=dry_run, rejudge=rejudge, wait=True)
-        with application.store.tx() as tx:
+        with system_tx(application.store, "operator") as tx:
             finished = tx.get_run(run.id)
         results.append(
             {
@@ -135,7 +136,7 @@ def list_runs(
     json_out: bool = JsonOption,
 ) -> None:
     """List recent hygiene runs with their summaries."""
-    with app().store.tx() as tx:
+    with system_tx(app().store, "operator") as tx:
         found = tx.list_runs(limit=limit)
     rows = [
         {

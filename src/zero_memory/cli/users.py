@@ -12,6 +12,7 @@ from zero_memory.access import users as accounts
 from zero_memory.capture import budget
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.judge import keys
+from zero_memory.store import system_tx
 
 group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
 
@@ -23,7 +24,7 @@ def add(
     json_out: bool = JsonOption,
 ) -> None:
     """Create a user and print their first bearer token (shown once)."""
-    with app().store.tx(write=True) as tx:
+    with system_tx(app().store, "operator", write=True) as tx:
         accounts.add_user(tx, name)
         token = accounts.issue_token(tx, name)
     if json_out:
@@ -37,7 +38,7 @@ def add(
 @handles_errors
 def list_users(json_out: bool = JsonOption) -> None:
     """List users."""
-    with app().store.tx() as tx:
+    with system_tx(app().store, "operator") as tx:
         users = tx.list_users()
     if json_out:
         print_json(
@@ -65,7 +66,7 @@ def token(
 ) -> None:
     """Issue a new bearer token for a user (shown once)."""
     application = app()
-    with application.store.tx(write=True) as tx:
+    with system_tx(application.store, "operator", write=True) as tx:
         if revoke_others and tx.get_user(name) is not None:
             tx.revoke_tokens(name, application.clock())
         new_token = accounts.issue_token(tx, name)

@@ -22,6 +22,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.hygiene.self_healing import rejudge, stale_sweep
 from zero_memory.judge.base import Purpose
+from zero_memory.store import system_tx
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def owner_lock(owner: str) -> str:
 def pair_scan(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
     config = app.settings.hygiene
     since = app.clock() - timedelta(days=config.lookback_days)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         subjects = recent_subjects(tx, owner, since)
         tally.add("subjects", len(subjects))
         candidates = list(pairs(tx, subjects, floor=config.sweep_similarity, limit=config.sweep_max_candidates))
@@ -98,7 +99,7 @@ def start_cycle(
 def scan_written(app: App, memory: Memory) -> None:
     """The write trigger: one new memory against its neighbours, pair scan only."""
     config = app.settings.hygiene
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         candidates = neighbours(tx, memory, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
     if candidates:
         scan_pairs(app, memory.owner, candidates, Tally(), ScanOptions(purpose=Purpose.SCAN, origin="write"), None)

@@ -29,6 +29,7 @@ from zero_memory.domain.records import AuditEntry
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.loop_closure import ask, request_for
 from zero_memory.judge.owners import judge_for
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Judgement
 
 ACTOR = "hygiene.loop_closure"
@@ -61,7 +62,7 @@ def candidates(app: App, owner: str) -> list[Found]:
     config = app.settings.hygiene
     kinds = [k.value for k in OPEN_LOOP_KINDS]
     found: list[Found] = []
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
             if vector is None or ever_reopened(tx.audit_for_memory(loop.id)):
@@ -99,7 +100,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
             request = request_for(found.loop, evidence, now)
             model = judge.model_for(request)
             key = cache_key(found.loop.id, evidence.id)
-            with app.store.tx() as tx:
+            with system_tx(app.store, "hygiene") as tx:
                 if tx.get_judgement(key, model) is not None:
                     tally.add("skipped_cached")
                     continue
@@ -128,7 +129,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
 def _record(app: App, loop: Memory, evidence: Memory, judgement: Judgement, run_id: str | None, floor: float) -> bool:
     """Cache the judgement; close the loop when it says so confidently and the loop is still open. True if closed."""
     now = app.clock()
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         tx.put_judgement(cache_key(loop.id, evidence.id), judgement, now)
         if not closes(judgement.verdict == CLOSED, judgement.confidence, floor):
             return False

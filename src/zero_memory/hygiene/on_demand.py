@@ -9,6 +9,7 @@ from zero_memory.app import App
 from zero_memory.domain.records import RunStatus
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.memory.models import SessionInfo
+from zero_memory.store import system_tx
 
 
 class ScanResult(BaseModel):
@@ -49,7 +50,7 @@ def scan_hygiene(
     run, summary = start_cycle(app, caller.uid, started_by=caller.uid, dry_run=dry_run, rejudge=rejudge, wait=wait)
     if summary is None:
         return ScanResult(run_id=run.id, status=RunStatus.RUNNING.value, dry_run=dry_run, session=session)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         finished = tx.get_run(run.id)
     status = finished.status.value if finished else RunStatus.COMPLETED.value
     return ScanResult(run_id=run.id, status=status, dry_run=dry_run, session=session, **summary)

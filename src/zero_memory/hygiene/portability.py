@@ -25,6 +25,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.portability import audit
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, PortabilityCandidate
 
 AUDITED_KINDS = (Kind.FACT.value, Kind.REFERENCE.value, Kind.GOTCHA.value)
@@ -64,7 +65,7 @@ class PortabilityResolution(BaseModel):
 
 def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
     """Project memories of the audited kinds never proposed before, most surfaced first."""
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         pool = [
             m
             for prefix in ("proj.", "team.")
@@ -105,7 +106,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
             model=app.settings.hygiene_model,
             run_id=run_id,
         )
-        with app.store.tx(write=True) as tx:
+        with system_tx(app.store, "hygiene", write=True) as tx:
             if not tx.add_portability(candidate):
                 continue
             tx.add_audit(
@@ -151,6 +152,7 @@ def list_portability(app: App, caller: Caller, status: str | None = "pending") -
     if status not in (None, "pending", "approved", "dismissed", "closed"):
         raise errors.validation("status: expected pending, approved, dismissed or closed")
     with app.store.tx() as tx:
+        tx.act_as(caller.uid)
         found = tx.list_portability(owner=caller.uid, status=status)
         memories = tx.get_memories([c.memory_id for c in found], SYSTEM)
         pending = len(tx.list_portability(owner=caller.uid, status="pending", limit=10_000))
@@ -160,6 +162,7 @@ def list_portability(app: App, caller: Caller, status: str | None = "pending") -
 def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bool) -> PortabilityResolution:
     now = app.clock()
     with app.store.tx(write=True) as tx:
+        tx.act_as(caller.uid)
         candidate = tx.get_portability(candidate_id)
         if candidate is None or candidate.owner != caller.uid:
             raise errors.not_found(f"portability candidate {candidate_id[:80]}")

@@ -20,6 +20,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.judge.base import Purpose
 from zero_memory.judge.owners import judge_for
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
 
@@ -27,7 +28,7 @@ def candidates(app: App, owner: str) -> list[Memory]:
     config = app.settings.hygiene
     model = app.settings.hygiene_model
     since = app.clock() - timedelta(days=config.rescan_window_days)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         counts = tx.surfacing_counts(since=since, min_count=config.rescan_min_surfacings)
         ids = [memory_id for memory_id, _ in counts]
         memories = tx.get_memories(ids, SYSTEM)
@@ -45,7 +46,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
     queued_before = tally.counts["queued"]
     for subject in candidates(app, owner)[: config.rescan_max_subjects]:
         remaining = config.rescan_max_new_queue_rows - (tally.counts["queued"] - queued_before)
-        with app.store.tx() as tx:
+        with system_tx(app.store, "hygiene") as tx:
             pairs = neighbours(tx, subject, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
         options = ScanOptions(purpose=Purpose.RESCAN, origin="rescan", dry_run=dry_run, max_new_rows=remaining)
         finished = scan_pairs(app, owner, pairs, tally, options, run_id)
@@ -53,7 +54,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
         if dry_run:
             continue
         now = app.clock()
-        with app.store.tx(write=True) as tx:
+        with system_tx(app.store, "hygiene", write=True) as tx:
             tx.add_guard(subject.id, model, "complete" if finished else "queue_cap", now)
             tx.add_audit(
                 actor="hygiene.rescan",

@@ -25,6 +25,7 @@ from zero_memory.hygiene.cycle import owner_lock
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.judge.base import Purpose
+from zero_memory.store import system_tx
 
 PAGE = 200
 START = "1970-01-01T00:00:00.000000Z"  # the cursor before the oldest memory
@@ -62,7 +63,7 @@ def parse_cursor(cursor: str) -> tuple[datetime, str]:
 def count_remaining(app: App, owner: str, after: str | None) -> int:
     position = parse_cursor(after) if after else None
     total = 0
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         while True:
             page = tx.live_memories(owner=owner, after=position, limit=1000)
             total += len(page)
@@ -95,7 +96,7 @@ def retro(
             raise errors.conflict(f"another hygiene cycle of {owner} is running; try again when it ends")
         queued_before = 0
         while True:
-            with app.store.tx() as tx:
+            with system_tx(app.store, "hygiene") as tx:
                 page = tx.live_memories(owner=owner, after=position, limit=PAGE)
             if not page:
                 done = True
@@ -103,7 +104,7 @@ def retro(
             stopped = False
             for subject in page:
                 remaining = max_new_rows - (tally.counts["queued"] - queued_before)
-                with app.store.tx() as tx:
+                with system_tx(app.store, "hygiene") as tx:
                     pairs = neighbours(tx, subject, floor=config.retro_similarity, limit=config.retro_max_candidates)
                 tally.add("subjects")
                 options = ScanOptions(

@@ -15,6 +15,7 @@ from typing import Any
 from zero_memory.app import App
 from zero_memory.domain.records import Run, RunStatus
 from zero_memory.ids import new_id
+from zero_memory.store import system_tx
 from zero_memory.store.base import Tx
 
 COUNTS = (
@@ -73,7 +74,7 @@ def start(
         finished_at=None,
         summary={},
     )
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         if not tx.claim_run(run):
             return None
         tx.add_audit(
@@ -89,14 +90,14 @@ def start(
 
 
 def beat(app: App, run: Run, tally: Tally) -> None:
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         tx.touch_run(run.id, tally.summary(), app.clock())
 
 
 def finish(app: App, run: Run, tally: Tally, status: RunStatus = RunStatus.COMPLETED) -> dict[str, Any]:
     summary = tally.summary()
     now = app.clock()
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         tx.finish_run(run.id, status, summary, now)
         tx.add_audit(
             actor=f"hygiene.{run.kind}",
@@ -122,14 +123,14 @@ def interrupt_orphans(app: App) -> list[str]:
     left (killed, crashed). Runs that stopped beating long ago are orphans too.
     """
     now = app.clock()
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         running = tx.runs_with_status(RunStatus.RUNNING)
     orphans = []
     for run in running:
         with app.store.advisory_lock(lock_name(run.id)) as taken:
             if taken:
                 orphans.append(run.id)
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         stale = tx.interrupt_runs(heartbeat_before=now - HEARTBEAT_GRACE, at=now)
         for run_id in orphans:
             tx.finish_run(run_id, RunStatus.INTERRUPTED, _summary_of(tx, run_id), now)

@@ -22,6 +22,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.verdict import Verdict
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Judgement
 
 
@@ -63,7 +64,7 @@ def scan_pairs(
     offer = options.offer or judge.offer_mode
     actor = f"hygiene.{options.origin}"
     new_rows = 0
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         paths = project_paths(tx, owner)
     for pair in pairs:
         tally.add("pairs_considered")
@@ -75,7 +76,7 @@ def scan_pairs(
             provisional=Rank.PROVISIONAL in (pair.a.rank, pair.b.rank),
         )
         model = None if offer else judge.model_for(request)
-        with app.store.tx() as tx:
+        with system_tx(app.store, "hygiene") as tx:
             # Screen the pair as it is now: an earlier action of this run may have retired a side.
             current = tx.get_memories([pair.a.id, pair.b.id], SYSTEM)
             if len(current) == 2:
@@ -111,7 +112,7 @@ def scan_pairs(
             name = DRY_RUN_COUNT[outcome.action]
         else:
             ctx = Context(actor=actor, origin=options.origin, run_id=run_id, at=app.clock(), judgement=judgement)
-            with app.store.tx(write=True) as tx:
+            with system_tx(app.store, "hygiene", write=True) as tx:
                 name = act(tx, pair, outcome, ctx)
             name = None if name == "judged" else name
         if name:

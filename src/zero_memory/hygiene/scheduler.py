@@ -17,6 +17,7 @@ from zero_memory.app import App
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.runs import Tally
+from zero_memory.store import system_tx
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def run_tick(app: App, tick: int) -> dict[str, Any] | None:
         if parent is None:
             return None
         tally = Tally()
-        with app.store.tx() as tx:
+        with system_tx(app.store, "hygiene") as tx:
             owners = [u.id for u in tx.list_users()]
         for owner in owners:
             run, summary = start_cycle(app, owner, started_by="scheduler", wait=True, kind="scheduled")

@@ -16,6 +16,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.verdict import Verdict
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, DisputeQuery, Tx
 
 KEEP_VERDICTS = frozenset({Verdict.COMPLEMENTARY, Verdict.UNRELATED})
@@ -34,7 +35,7 @@ def pending_pairs(tx: Tx, owner: str) -> list[Dispute]:
 
 
 def stale_sweep(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
-    with app.store.tx(write=not dry_run) as tx:
+    with system_tx(app.store, "hygiene", write=not dry_run) as tx:
         for dispute in pending_pairs(tx, owner):
             sides = tx.get_memories([dispute.memory_a, dispute.memory_b or dispute.memory_a], SYSTEM)
             dead = [i for i in (dispute.memory_a, dispute.memory_b) if i and (i not in sides or not sides[i].live)]
@@ -52,10 +53,10 @@ def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: 
     if judge.offer_mode:
         tally.notes.append("rejudge skipped: no judge is configured (offer mode)")
         return
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         rows = pending_pairs(tx, owner)
     for dispute in rows:
-        with app.store.tx() as tx:
+        with system_tx(app.store, "hygiene") as tx:
             sides = tx.get_memories([dispute.memory_a, dispute.memory_b or ""], SYSTEM)
         a, b = sides.get(dispute.memory_a), sides.get(dispute.memory_b or "")
         if a is None or b is None or not (a.live and b.live):
@@ -83,7 +84,7 @@ def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: 
         if dry_run:
             tally.add("dismissed_rejudge")
             continue
-        with app.store.tx(write=True) as tx:
+        with system_tx(app.store, "hygiene", write=True) as tx:
             current = tx.get_dispute(dispute.id)
             if (
                 current

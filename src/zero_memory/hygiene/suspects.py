@@ -16,6 +16,7 @@ from zero_memory.app import App
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Tx
 
 SUSPECT = "stale_suspect"
@@ -35,7 +36,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
     config = app.settings.hygiene
     now = app.clock()
     since = now - timedelta(days=config.stale_suspect_window_days)
-    with app.store.tx() as tx:
+    with system_tx(app.store, "hygiene") as tx:
         challenged = sorted(
             {
                 mid
@@ -45,7 +46,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
             }
         )
     for memory_id in challenged:
-        with app.store.tx(write=not dry_run) as tx:
+        with system_tx(app.store, "hygiene", write=not dry_run) as tx:
             memory = tx.get_memory(memory_id, SYSTEM)
             if memory is None or not memory.live:
                 continue

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from zero_memory import errors, transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
 # The automatic invalidations a run records: a resolved pair, and a loop the loop-closure stage closed.
@@ -36,7 +37,7 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
     """Undo a run; ``owner`` limits it to runs over that owner's memories (None: an administrator)."""
     now = app.clock()
     restored, already = [], []
-    with app.store.tx(write=True) as tx:
+    with system_tx(app.store, "hygiene", write=True) as tx:
         run = tx.get_run(run_id)
         if run is None or (owner is not None and run.owner not in (owner, None)):
             raise errors.not_found(f"run {run_id[:80]}")

@@ -113,5 +113,7 @@ def require_user(store: Store, user: str) -> None:
 
 
 def _require_user(tx: Tx, user: str) -> None:
+    """Checks ``user`` exists, and names them as the transaction's caller: the key is theirs."""
+    tx.act_as(user)
     if tx.get_user(user) is None:
         raise errors.not_found(f"user {user} (create it with 'zm user add {user}')")

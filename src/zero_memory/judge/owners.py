@@ -45,6 +45,7 @@ def ledger_recorder(store: Store, clock: Clock) -> Recorder:
 
     def record(entry: LedgerEntry) -> None:
         with store.tx(write=True) as tx:
+            tx.act_as(entry.owner)
             tx.add_ledger(
                 owner=entry.owner,
                 model=entry.model,
@@ -106,6 +107,7 @@ class OwnerJudges:
     def _inner(self, owner: str) -> Judge:
         settings = self.settings
         with self.store.tx() as tx:
+            tx.act_as(owner)
             ciphertext = tx.get_provider_key(owner, settings.judge_provider)
         with self._lock:
             if ciphertext is None:

@@ -310,6 +310,7 @@ async def invoke(
 def record_usage(app: App, caller: Caller, tool: str, outcome: Outcome) -> None:
     try:
         with app.store.tx(write=True) as tx:
+            tx.act_as(caller.uid)
             tx.add_usage_event(
                 user_id=caller.uid,
                 tool=tool,

@@ -36,6 +36,7 @@ DisputeId = Field(description="A dispute id (dsp_…), as list_conflicts returne
 def _session(call: ToolCall, session_id: str | None) -> SessionInfo:
     sid = call.session(session_id)
     with call.app.store.tx() as tx:
+        tx.act_as(call.caller.uid)
         attached = tx.get_session(call.caller.uid, sid) if sid else None
     return SessionInfo(attached_project=attached, session_id=sid)
 

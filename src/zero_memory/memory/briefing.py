@@ -97,6 +97,7 @@ def build_context(
         ).hits
         found = [h.id for h in hits if h.id not in shown][:limit]
         with app.store.tx() as tx:
+            tx.act_as(caller.uid)
             by_id = tx.get_memories(found, vis)
         relevant = [by_id[i] for i in found if i in by_id]
     else:
@@ -111,6 +112,7 @@ def build_context(
     served = [i.id for s in (briefing.rules, briefing.open_loops, briefing.memories) for i in s.items]
     if served:
         with app.store.tx(write=True) as tx:
+            tx.act_as(caller.uid)
             tx.add_surfacings(caller.uid, served, now, session_id=session.session_id, channel=Channel.BRIEFING)
     return briefing
 

@@ -149,5 +149,6 @@ def recall(
     ]
     if hits and channel is not None:
         with app.store.tx(write=True) as tx:
+            tx.act_as(caller.uid)
             tx.add_surfacings(caller.uid, [h.id for h in hits], now, session_id=session.session_id, channel=channel)
     return RecallResult(hits=hits, session=session.info)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from zero_memory import errors
 from zero_memory.store.base import SYSTEM, Store, System, Tx
 
-__all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations"]
+__all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations", "system_tx"]
 
 
 def open_store(url: str, *, dim: int = 512) -> Store:
@@ -43,3 +46,11 @@ def pending_migrations(url: str) -> list[str]:
         # The pool is never opened: one connection of its own reads the applied versions.
         return PostgresStore(url, dim=0).pending_migrations()
     raise errors.validation("ZM_DATABASE_URL: expected sqlite:///PATH or postgresql://…")
+
+
+@contextmanager
+def system_tx(store: Store, name: str, *, write: bool = False) -> Iterator[Tx]:
+    """A transaction of the named system pass (``Tx.act_as_system``): it acts across owners."""
+    with store.tx(write=write) as tx:
+        tx.act_as_system(name)
+        yield tx

@@ -122,6 +122,18 @@ class Tx(Protocol):
         """Serialize this write transaction with every other one naming the same key."""
         ...
 
+    # who the transaction acts for (PostgreSQL's row-level security; nothing to enforce on SQLite)
+    def act_as(self, uid: str) -> None:
+        """Act for one user: on PostgreSQL, rows that user may not see are then invisible to this transaction.
+
+        ``access.visibility`` calls it; a transaction acts for one user only.
+        """
+        ...
+
+    def act_as_system(self, name: str) -> None:
+        """Act as the named system pass (hygiene, an operator command): every user's rows are visible."""
+        ...
+
     # users, tokens, keys
     def add_user(self, user: User) -> None: ...
     def get_user(self, uid: str) -> User | None: ...

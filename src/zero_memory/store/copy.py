@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from zero_memory import errors
+from zero_memory.store import system_tx
 from zero_memory.store.base import Store, Tx
 from zero_memory.store.sql import COPY_TABLES
 
@@ -72,7 +73,7 @@ class CopyReport:
 
 def row_counts(store: Store) -> dict[str, int]:
     """Rows of every copied table, from one snapshot."""
-    with store.tx() as tx:
+    with system_tx(store, "copy") as tx:
         return _counts(tx)
 
 
@@ -92,7 +93,7 @@ def copy_store(
     """Copy every row of ``source`` into the empty ``destination``, then verify; ``advance(n)`` per batch."""
     report = CopyReport(source.backend, destination.backend)
     picker = _Reservoir(sample, random.Random(seed))
-    with source.tx() as src, destination.tx(write=True) as dst:
+    with system_tx(source, "copy") as src, system_tx(destination, "copy", write=True) as dst:
         present = {t: n for t, n in _counts(dst).items() if n}
         if present:
             listed = ", ".join(f"{t}: {n}" for t, n in present.items())
@@ -119,7 +120,7 @@ def compare_vectors(source: Store, destination: Store, ids: list[str]) -> tuple[
     if not ids:
         return 0, None
     lowest = 1.0
-    with source.tx() as src, destination.tx() as dst:
+    with system_tx(source, "copy") as src, system_tx(destination, "copy") as dst:
         for memory_id in ids:
             a, b = src.memory_vector(memory_id), dst.memory_vector(memory_id)
             lowest = min(lowest, _cosine(a, b))

@@ -21,10 +21,12 @@ compares with every one of them, so small scopes get exact answers, as on SQLite
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -43,6 +45,8 @@ from zero_memory.store.base import Neighbour
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 
+log = logging.getLogger(__name__)
+
 # Advisory locks take two int4 keys: a space, then a hash of the name. Spaces
 # keep named locks, write serialization and migration apart from each other
 # and from any single-bigint lock another application takes in the database.
@@ -59,6 +63,8 @@ EXACT_SEARCH_ROWS = 10_000
 
 # How long the common words read from the planner's statistics are kept (full text).
 COMMON_WORDS_TTL_S = 600.0
+COMMON_WORDS_SAMPLE = 30_000  # rows, as ANALYZE samples at the default statistics target
+COMMON_WORDS_MIN_SHARE = 0.001  # rarer words are counted through the index (at most POSTINGS_BUDGET rows)
 
 # The HNSW candidate list: it grows with the limit asked for.
 EF_SEARCH_MIN = 64
@@ -99,6 +105,28 @@ class PostgresTx(SqlTx):
     def serialize(self, key: str) -> None:
         """Wait for, then hold until this transaction ends, the write lock on ``key``."""
         self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (SERIAL_LOCKS, lock_key(key)))
+
+    def act_as(self, uid: str) -> None:
+        """Set ``zm.caller`` for this transaction (the row-level security policies of 0009 read it).
+
+        A system pass that computes an owner's visibility keeps acting as the system;
+        a second, different user in one transaction is a bug, refused.
+        """
+        acting = self.store.acting()
+        if acting.system is not None or acting.caller == uid:
+            return
+        if acting.caller is not None:
+            raise errors.internal(f"one transaction acts for one user: {acting.caller}, then {uid}")
+        self.conn.execute("SELECT set_config('zm.caller', %s, true)", (uid,))
+        acting.caller = uid
+
+    def act_as_system(self, name: str) -> None:
+        """Set ``zm.system`` for this transaction: the policies then show every row."""
+        acting = self.store.acting()
+        if acting.system is not None:
+            return
+        self.conn.execute("SELECT set_config('zm.system', %s, true)", (name,))
+        acting.system = name
 
     def similar(
         self,
@@ -183,21 +211,19 @@ class PostgresTx(SqlTx):
         return int(row["n"]) if row else 0
 
     def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
-        row = self.conn.execute("SELECT coalesce(max(seq), 0) AS n FROM memories").fetchone()
+        # Counted over every memory, whoever the caller (migration 0009, zm_memory_documents).
+        row = self.conn.execute("SELECT zm_memory_documents() AS n").fetchone()
         documents = int(row["n"]) if row else 0
-        # Common words from the table's statistics (ANALYZE samples the lexemes of content_tsv);
+        # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);
         # the others are rare by that measure, and counting their rows through the index is cheap.
         common = self.store.common_words(self.conn)
         counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
         rare = [w for w in words if w not in counts]
         if rare:
             rows = self.conn.execute(
-                "SELECT w, (SELECT count(*) FROM (SELECT 1 FROM memories "
-                "WHERE content_tsv @@ plainto_tsquery('simple', w) LIMIT %s) AS found) AS n "
-                "FROM unnest(%s::text[]) AS w",
-                (POSTINGS_BUDGET + 1, rare),
+                "SELECT word, documents FROM zm_word_documents(%s::text[], %s)", (rare, POSTINGS_BUDGET + 1)
             ).fetchall()
-            counts.update({r["w"]: int(r["n"]) for r in rows})
+            counts.update({r["word"]: int(r["documents"]) for r in rows})
         return documents, counts
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
@@ -218,6 +244,14 @@ class PostgresTx(SqlTx):
             [*words, sorted(scopes), limit],
         ).fetchall()
         return [r["id"] for r in rows]
+
+
+@dataclass(slots=True)
+class Acting:
+    """Whom the current transaction of a thread acts for, as set in its ``zm.*`` settings."""
+
+    caller: str | None = None
+    system: str | None = None
 
 
 class PostgresStore:
@@ -288,11 +322,21 @@ class PostgresStore:
             # Read by psycopg when the transaction begins: BEGIN ISOLATION LEVEL ...
             conn.isolation_level = None if write else IsolationLevel.REPEATABLE_READ
             self._local.conn = conn
+            # Transaction-local settings end with the transaction; so does this record of them.
+            self._local.acting = Acting()
             try:
                 with conn.transaction():
                     yield PostgresTx(self, conn)
             finally:
                 self._local.conn = None
+                self._local.acting = Acting()
+
+    def acting(self) -> Acting:
+        """Whom this thread's open transaction acts for."""
+        acting: Acting | None = getattr(self._local, "acting", None)
+        if acting is None:
+            acting = self._local.acting = Acting()
+        return acting
 
     @contextmanager
     def advisory_lock(self, name: str) -> Iterator[bool]:
@@ -320,6 +364,8 @@ class PostgresStore:
         applied: list[str] = []
         # Closing the connection releases the lock, on success or failure alike.
         with self._connect() as conn:
+            # A migration that reads or changes rows must see them all (row-level security, 0009).
+            conn.execute("SELECT set_config('zm.system', 'migrate', false)")
             conn.execute("SELECT pg_advisory_lock(%s, %s)", MIGRATION_LOCK)
             _ensure_pgvector(conn)
             conn.execute(
@@ -336,6 +382,7 @@ class PostgresStore:
                     )
                 applied.append(name)
             self._ensure_vector_index(conn)
+            _warn_if_policies_bypassed(conn)
         return applied
 
     def pending_migrations(self) -> list[str]:
@@ -357,27 +404,35 @@ class PostgresStore:
     def common_words(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, float]:
         """The most common words of the stored texts, each with the share of memories holding it.
 
-        From the planner's statistics of ``content_tsv`` (kept by ANALYZE and
-        autovacuum), read again every ``COMMON_WORDS_TTL_S`` seconds; empty
-        before the table was first analysed.
+        From a sample of about ``COMMON_WORDS_SAMPLE`` rows (``zm_common_words``,
+        migration 0009: pg_stats shows nothing of a table under row-level
+        security), read again every ``COMMON_WORDS_TTL_S`` seconds; empty
+        before the table was first analysed (ANALYZE or autovacuum).
         """
         now = time.monotonic()
         cached = self._common
         if cached is not None and now - cached[0] < COMMON_WORDS_TTL_S:
             return cached[1]
-        row = conn.execute(
-            "SELECT most_common_elems::text::text[] AS words, most_common_elem_freqs AS freqs FROM pg_stats "
-            "WHERE schemaname = current_schema() AND tablename = 'memories' AND attname = 'content_tsv'"
-        ).fetchone()
-        words: dict[str, float] = {}
-        if row and row["words"] and row["freqs"]:
-            # The frequency array ends with three summary values (min, max, null share).
-            words = dict(zip(row["words"], (float(f) for f in row["freqs"]), strict=False))
+        rows = conn.execute(
+            "SELECT word, share FROM zm_common_words(%s, %s)", (COMMON_WORDS_SAMPLE, COMMON_WORDS_MIN_SHARE)
+        ).fetchall()
+        words = {r["word"]: float(r["share"]) for r in rows}
         self._common = (now, words)
         return words
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _warn_if_policies_bypassed(conn: psycopg.Connection[dict[str, Any]]) -> None:
+    """Row-level security binds no superuser and no BYPASSRLS role: say so where an operator looks."""
+    row = conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
+    if row and (row["rolsuper"] or row["rolbypassrls"]):
+        log.warning(
+            "connected to PostgreSQL as a %s: row-level security does not apply to it; run the servers as a "
+            "role that is neither (docs/deployment.md, Row-level security)",
+            "superuser" if row["rolsuper"] else "BYPASSRLS role",
+        )
 
 
 def _ensure_pgvector(conn: psycopg.Connection[dict[str, Any]]) -> None:

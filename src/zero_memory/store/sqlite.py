@@ -49,6 +49,12 @@ class SQLiteTx(SQLiteVectors, SqlTx):
     def serialize(self, key: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already serializes every writer of the file."""
 
+    def act_as(self, uid: str) -> None:
+        """Nothing to enforce: SQLite has no row-level security (the services' filters are the only ones)."""
+
+    def act_as_system(self, name: str) -> None:
+        """Nothing to enforce: SQLite has no row-level security."""
+
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 

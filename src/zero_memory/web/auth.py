@@ -116,6 +116,7 @@ def caller_of(app: App, connection: HTTPConnection) -> Caller:
         raise LoginRequired
     token_id = connection.session.get("token")
     with app.store.tx() as tx:
+        tx.act_as(uid)
         gone = tx.get_user(uid) is None
         if isinstance(token_id, str):
             row = tx.get_token(token_id)

@@ -259,6 +259,7 @@ def insights_for(app: App, caller: Caller, *, days: int = WINDOW_DAYS) -> Insigh
     start = today - timedelta(days=days - 1)
     since = datetime.combine(start, time.min, UTC)
     with app.store.tx() as tx:
+        tx.act_as(uid)
         raised = [e for e in tx.audit_actions("queue.raise", since=since) if e.owner == uid]
         dismissed = [e for e in tx.audit_actions("queue.dismiss", since=since) if e.owner == uid]
         runs = tx.list_runs(owner=uid, limit=RUNS_SHOWN)

@@ -64,11 +64,13 @@ class RunDetail:
 
 def list_runs(app: App, caller: Caller, *, limit: int = 50) -> list[RunView]:
     with app.store.tx() as tx:
+        tx.act_as(caller.uid)
         return [RunView(r) for r in tx.list_runs(owner=caller.uid, limit=limit)]
 
 
 def run_detail(app: App, caller: Caller, run_id: str) -> RunDetail:
     with app.store.tx() as tx:
+        tx.act_as(caller.uid)
         run = tx.get_run(run_id)
         if run is None or run.owner != caller.uid:
             raise errors.not_found(f"run {run_id[:80]}")

@@ -1,0 +1,3 @@
+-- Row-level security is PostgreSQL's (postgres/0009_row_security.sql). A SQLite store is one
+-- file opened by one operating-system user, with nothing between processes to enforce it;
+-- the number is taken here too so both dialects keep the same sequence.

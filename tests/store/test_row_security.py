@@ -1,0 +1,290 @@
+"""Row-level security on PostgreSQL: a query that forgot its filter sees only its caller's rows.
+
+The store here is opened on the URL the tests hand out, which connects as an
+unprivileged role owning its database (tests/pg.py), exactly as
+docs/deployment.md tells an operator to run the server. Each test acts for a
+user the way the services do (``visibility(tx, uid)``) and then runs raw SQL
+through that transaction with the owner and scope filters left out on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.pg import PgServer
+from tests.store.factories import DIM, add_users, at, axis, memory, put
+from zero_memory import errors
+from zero_memory.access.visibility import visibility
+from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
+from zero_memory.domain.records import (
+    Channel,
+    ChunkStatus,
+    Dispute,
+    DisputeShape,
+    DisputeStatus,
+    Link,
+    Project,
+    pair_key,
+)
+from zero_memory.ids import new_id
+from zero_memory.store import system_tx
+from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
+from zero_memory.store.postgres import PostgresStore
+
+TEAM = "team.alice.platform"
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore.open(pg_url, dim=DIM)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def seeded(pg: PostgresStore) -> dict[str, str]:
+    """Alice and bob, each with a row in every table that holds a user's data; one team scope they share."""
+    ids: dict[str, str] = {}
+    with system_tx(pg, "seed", write=True) as tx:
+        add_users(tx, "alice", "bob", "carol")
+        tx.add_project(Project(TEAM, "alice", "team", "platform", None, None, at()))
+        tx.set_membership(TEAM, "alice", "admin", at())
+        tx.set_membership(TEAM, "bob", "writer", at())
+        for uid in ("alice", "bob"):
+            own = put(tx, memory(f"{uid}'s private note", owner=uid, scope=f"user.{uid}"), axis(0))
+            other = put(tx, memory(f"{uid}'s second note", owner=uid, scope=f"user.{uid}"), axis(1))
+            shared = put(tx, memory(f"{uid} wrote this for the team", owner=uid, scope=TEAM), axis(2))
+            ids[f"{uid}_own"], ids[f"{uid}_shared"] = own.id, shared.id
+            tx.add_token(new_id("tok"), uid, "digest", at())
+            tx.set_provider_key(uid, "openai", "ciphertext", at())
+            tx.attach_session(uid, f"session-{uid}", f"user.{uid}", at())
+            tx.add_link(Link(new_id("lnk"), own.id, other.id, "relates", at(), uid))
+            tx.add_audit(actor=uid, action="remember", owner=uid, memory_ids=[own.id], payload={}, run_id=None, at=at())
+            tx.add_dispute(
+                Dispute(
+                    id=new_id("dsp"),
+                    owner=uid,
+                    shape=DisputeShape.PAIR,
+                    verdict="contradicts",
+                    origin="scan",
+                    status=DisputeStatus.PENDING,
+                    memory_a=own.id,
+                    memory_b=other.id,
+                    pair_key=pair_key(own.id, other.id),
+                    created_at=at(),
+                )
+            )
+            tx.put_judgement(pair_key(own.id, other.id), Judgement("contradicts", 0.9, "why", "m"), at())
+            tx.add_guard(own.id, "m", "complete", at())
+            tx.add_pin(own.id, uid, at())
+            tx.add_ledger(
+                owner=uid,
+                model="m",
+                purpose="hygiene",
+                input_tokens=1,
+                output_tokens=1,
+                latency_ms=1,
+                outcome="ok",
+                run_id=None,
+                at=at(),
+            )
+            tx.add_usage_event(user_id=uid, tool="recall", client="c", outcome="ok", declared_supersede=False, at=at())
+            tx.add_surfacings(uid, [own.id], at(), session_id=f"session-{uid}", channel=Channel.RECALL)
+            tx.add_portability(PortabilityCandidate(new_id("prt"), own.id, uid, "pending", f"user.{uid}", at()))
+            tx.add_chunk(
+                CaptureChunk(
+                    id=new_id("chk"),
+                    owner=uid,
+                    chunk_hash=uid.ljust(64, "0"),
+                    conversation_id="conversation",
+                    client="test",
+                    scope=f"user.{uid}",
+                    transcript="user: hello",
+                    chars=11,
+                    status=ChunkStatus.PENDING,
+                    next_attempt_at=at(),
+                    created_at=at(),
+                    updated_at=at(),
+                )
+            )
+            tx.set_capture_budget(uid, 1_000, at())
+            tx.add_oauth_client(OAuthClient(f"client-{uid}", f"{uid}'s laptop", None, {}, at()))
+            grant = OAuthGrant(new_id("grant"), uid, f"client-{uid}", (), "http://127.0.0.1/mcp", at())
+            tx.add_oauth_grant(grant)
+            redirect = "http://127.0.0.1/cb"
+            code = OAuthCode(uid.ljust(64, "c"), grant.id, uid, grant.client_id, redirect, True, "c" * 43, at(), at())
+            tx.add_oauth_code(code)
+            tx.add_oauth_token(
+                OAuthToken(new_id("tok"), TokenKind.ACCESS, "digest", grant.id, uid, grant.client_id, at(), at())
+            )
+    return ids
+
+
+# The column that says whose a row is, for every table that holds a user's data.
+OWNER_COLUMN = {
+    "users": "id",
+    "tokens": "user_id",
+    "provider_keys": "user_id",
+    "sessions": "owner",
+    "memberships": "user_id",
+    "memories": "owner",
+    "disputes": "owner",
+    "usage_ledger": "owner",
+    "usage_events": "user_id",
+    "surfacings": "user_id",
+    "portability_candidates": "owner",
+    "audit": "owner",
+    "capture_chunks": "owner",
+    "capture_budgets": "user_id",
+    "oauth_grants": "user_id",
+    "oauth_codes": "user_id",
+    "oauth_tokens": "user_id",
+}
+# Tables keyed by a memory: their rows follow the memory's visibility.
+MEMORY_COLUMN = {"links": "src", "rescan_guards": "memory_id", "audit_memories": "memory_id", "pins": "memory_id"}
+
+
+def rows(tx: Any, table: str) -> list[dict[str, Any]]:
+    """Every row of a table, with no filter at all: the query a careless change would write."""
+    return tx._query(f"SELECT * FROM {table}")  # type: ignore[no-any-return]
+
+
+def test_the_server_role_is_not_a_superuser_and_does_not_bypass_row_security(pg: PostgresStore) -> None:
+    with pg.tx() as tx:
+        role = rows_of(tx, "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+    assert role == [{"rolsuper": False, "rolbypassrls": False}]
+
+
+def test_every_table_has_forced_row_security_and_a_policy(pg: PostgresStore) -> None:
+    """A new table without policies fails here: add them in its migration, as 0009 does."""
+    with pg.tx() as tx:
+        tables = rows_of(
+            tx,
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity, "
+            "(SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'schema_migrations'",
+        )
+    assert {t["relname"] for t in tables} >= set(OWNER_COLUMN) | set(MEMORY_COLUMN) | {"judgements", "runs"}
+    unprotected = [
+        t["relname"] for t in tables if not (t["relrowsecurity"] and t["relforcerowsecurity"] and t["policies"])
+    ]
+    assert unprotected == []
+
+
+def test_a_query_without_its_filter_sees_no_other_users_row(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+        for table, column in OWNER_COLUMN.items():
+            found = rows(tx, table)
+            assert found, table
+            foreign = [r for r in found if r[column] not in ("bob", None)]
+            if table == "memories":
+                # Alice's memory in the team scope bob belongs to is his to read; nothing else of hers.
+                assert [r["id"] for r in foreign] == [seeded["alice_shared"]]
+            elif table == "audit":
+                assert foreign == []
+            else:
+                assert foreign == [], table
+        memory_ids = {r["id"] for r in rows(tx, "memories")}
+        for table, column in MEMORY_COLUMN.items():
+            assert {r[column] for r in rows(tx, table)} <= memory_ids, table
+        assert seeded["alice_own"] not in memory_ids
+        for judgement in rows(tx, "judgements"):
+            assert set(judgement["pair_key"].split("|")) <= memory_ids
+        assert [p["scope"] for p in rows(tx, "projects")] == [TEAM]
+
+
+def test_search_and_lookup_by_id_miss_another_users_memory_even_unfiltered(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+        # No scopes, no owner: the store's own unfiltered forms.
+        found = {n.memory.id for n in tx.similar(axis(0), floor=-1.0, limit=50)}
+        assert seeded["bob_own"] in found and seeded["alice_own"] not in found
+        assert tx.get_memory(seeded["alice_own"], visibility(tx, "bob")) is None
+        assert tx.memory_vector(seeded["alice_own"]) is None
+        words = tx.fulltext("private second note", scopes=["user.alice", "user.bob"], limit=10)
+        assert seeded["bob_own"] in words and len(words) == 2  # bob's two notes; alice's two stay hidden
+        assert tx.get_token("nonexistent") is None
+        assert tx.list_users() == [u for u in tx.list_users() if u.id == "bob"]
+
+
+def test_a_transaction_that_names_no_caller_sees_nothing(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    with pg.tx() as tx:
+        for table in [*OWNER_COLUMN, *MEMORY_COLUMN, "judgements", "projects"]:
+            assert rows(tx, table) == [], table
+
+
+def test_registered_oauth_clients_are_read_by_any_caller_and_written_by_the_system_pass_only(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    """A client belongs to no user (it registers itself before anyone signs in); any user may be asked to approve it."""
+    with pg.tx() as tx:
+        assert rows(tx, "oauth_clients") == []
+    with pg.tx() as tx:
+        visibility(tx, "carol")
+        assert {r["id"] for r in rows(tx, "oauth_clients")} == {"client-alice", "client-bob"}
+        assert tx.get_oauth_client("client-alice") is not None
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), pg.tx(write=True) as tx:
+        visibility(tx, "carol")
+        tx.add_oauth_client(OAuthClient("client-carol", "planted", None, {}, at()))
+    with pg.tx(write=True) as tx:
+        visibility(tx, "carol")
+        assert tx._exec("DELETE FROM oauth_clients") == 0
+
+
+def test_a_user_cannot_write_a_row_into_another_users_scope(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), pg.tx(write=True) as tx:
+        visibility(tx, "carol")
+        put(tx, memory("planted in alice's root", owner="carol", scope="user.alice"))
+    with system_tx(pg, "check") as tx:
+        assert [r for r in rows(tx, "memories") if r["owner"] == "carol"] == []
+
+
+def test_one_transaction_acts_for_one_user(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+        visibility(tx, "bob")
+        with pytest.raises(errors.ZMError, match=r"^internal: one transaction acts for one user"):
+            visibility(tx, "alice")
+    with system_tx(pg, "hygiene") as tx:
+        # A system pass computing an owner's visibility stays the system pass.
+        visibility(tx, "alice")
+        assert {r["owner"] for r in rows(tx, "memories")} == {"alice", "bob"}
+
+
+def test_the_caller_does_not_outlive_its_transaction(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    with system_tx(pg, "hygiene") as tx:
+        assert len(rows(tx, "users")) == 3
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+    with pg.tx() as tx:
+        assert rows(tx, "users") == []
+
+
+def rows_of(tx: Any, sql: str) -> list[dict[str, Any]]:
+    return tx._query(sql)  # type: ignore[no-any-return]
+
+
+def test_the_superuser_still_sees_every_row(pg_server: PgServer, pg_url: str, seeded: dict[str, str]) -> None:
+    """What the policies hide is there: an administrator connection (BYPASS) reads both users' rows."""
+    with psycopg.connect(pg_server.as_admin(pg_url)) as conn:
+        owners = {r[0] for r in conn.execute("SELECT owner FROM memories")}
+    assert owners == {"alice", "bob"}
+
+
+def test_word_statistics_count_every_memory_and_hand_back_the_caller(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    """Full-text weights count over every memory, as on SQLite, and the caller's rows stay its own."""
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+        counted = rows_of(tx, "SELECT word, documents FROM zm_word_documents(ARRAY['private', 'note'], 100)")
+        # Bob alone reads one "private" and two "note"s: the counts are alice's and his.
+        assert {r["word"]: r["documents"] for r in counted} == {"private": 2, "note": 4}
+        assert seeded["alice_own"] not in {r["id"] for r in rows(tx, "memories")}
+        assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] in ("", None)
