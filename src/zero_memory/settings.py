@@ -104,6 +104,7 @@ class Settings:
     extract_model: str = "none"
     hygiene_on_write: bool = False
     scan_interval_hours: float | None = None
+    usage_retention_days: int = 90
     auto_create_projects: bool = True
     user: str | None = None
     secret_key: str | None = field(default=None, repr=False)
@@ -142,6 +143,7 @@ class Settings:
             extract_model=env.get("ZM_EXTRACT_MODEL") or fast_model,
             hygiene_on_write=_flag(env, "ZM_HYGIENE_ON_WRITE", False),
             scan_interval_hours=_number(env, "ZM_HYGIENE_SCAN_INTERVAL_HOURS", None),
+            usage_retention_days=_days(env, "ZM_USAGE_RETENTION_DAYS", 90),
             auto_create_projects=_flag(env, "ZM_AUTO_CREATE_PROJECTS", True),
             user=env.get("ZM_USER") or None,
             secret_key=env.get("ZM_SECRET_KEY") or None,
@@ -238,3 +240,12 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if value < 0:
         raise errors.validation(f"{name}: must be 0 or more")
     return value
+
+
+def _days(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise errors.validation(f"{name}: expected a whole number of days (1 or more), got {raw[:20]!r}")
+    return int(raw)

@@ -351,6 +351,7 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
         REFUSED,
         "conflict: the destination database is not empty",
     ),
+    "db-rollup/unknown-option": (("db", "rollup", "--days", "3"), USAGE, "No such option"),
     "db-backup/no-path": (("db", "backup"), USAGE, "Missing argument"),
     "db-backup/onto-the-store": (("db", "backup", "@database_path"), REFUSED, "validation_failed: PATH:"),
     "db-backup/no-directory": (("db", "backup", "/nonexistent/dir/zm.db"), REFUSED, "validation_failed: PATH:"),

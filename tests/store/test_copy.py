@@ -165,6 +165,13 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.add_surfacings("alice", [live.id], at(42), session_id=None, channel=Channel.CLI)
         tx.add_surfacings("alice", [new.id], at(43), session_id="s2", channel=Channel.BRIEFING)
         tx.add_pin(live.id, "alice", at(44))
+        # Older traffic, already rolled up into per-day counts (retention).
+        tx.add_usage_event(
+            user_id="alice", tool="recall", client="cc", outcome="ok", declared_supersede=False, at=at(1)
+        )
+        tx.add_surfacings("alice", [live.id], at(1), session_id="s0", channel=Channel.RECALL)
+        tx.rollup_usage_events(before=at(2))
+        tx.rollup_surfacings(before=at(2))
         tx.add_guard(live.id, "m", "kept", at(41))
         tx.add_portability(
             PortabilityCandidate(

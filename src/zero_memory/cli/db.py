@@ -10,6 +10,7 @@ import typer
 from zero_memory import errors
 from zero_memory.cli.common import JsonOption, app, console, fail, handles_errors, print_json, progress, settings
 from zero_memory.embedding import build_embedder
+from zero_memory.hygiene import retention
 from zero_memory.memory.reindex import reindex as reindex_service
 from zero_memory.memory.reindex import stale_count
 from zero_memory.store import Store, open_store, pending_migrations
@@ -19,7 +20,8 @@ from zero_memory.store.backup import restore as restore_store
 from zero_memory.store.copy import MIN_COSINE, CopyReport, copy_store, row_counts
 
 group = typer.Typer(
-    help="Schema migrations, re-embedding, copying between stores, backups and restores.", no_args_is_help=True
+    help="Schema migrations, re-embedding, copying between stores, backups and restores, retention.",
+    no_args_is_help=True,
 )
 
 
@@ -45,6 +47,26 @@ def migrate(
         print_json({"pending" if check else "applied": pending, "backend": backend})
     else:
         console.print(f"{backend}: " + (f"{verb} {', '.join(pending)}" if pending else "up to date"), highlight=False)
+
+
+@group.command("rollup")
+@handles_errors
+def rollup(json_out: bool = JsonOption) -> None:
+    """Roll up old surfacings and usage events into per-day counts, then remove them.
+
+    Usage events older than ZM_USAGE_RETENTION_DAYS, surfacings older than the re-examination
+    window. Each scheduled cycle does the same; audit rows are kept.
+    """
+    done = retention.roll_up(app(), actor="operator")
+    if json_out:
+        print_json(done.to_dict())
+        return
+    console.print(
+        f"rolled up {done.surfacings} surfacings older than {done.cutoffs.surfacings:%Y-%m-%d} and "
+        f"{done.usage_events} usage events older than {done.cutoffs.usage_events:%Y-%m-%d} into per-day counts",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @group.command("backup")

@@ -53,6 +53,8 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         summary: dict[str, Any] = {name: self.counts.get(name, 0) for name in COUNTS}
+        # Counts only some runs have (a scheduled tick's owners and retention), when they have them.
+        summary.update({name: n for name, n in sorted(self.counts.items()) if name not in summary})
         if self.notes:
             summary["notes"] = self.notes[:20]
         return summary

@@ -4,7 +4,8 @@ Time is cut into ticks of the interval. Every server process wakes at each
 tick, but the tick's run has a fixed id, and only the process that inserts it
 runs the cycles: with several processes on one database, each tick runs once.
 Each owner's cycle takes that owner's lock and attributes its judgements to
-the owner.
+the owner; then the tick rolls up old surfacings and usage events
+(``retention.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 from typing import Any
 
 from zero_memory.app import App
-from zero_memory.hygiene import runs
+from zero_memory.hygiene import retention, runs
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.runs import Tally
 from zero_memory.store import system_tx
@@ -47,6 +48,9 @@ def run_tick(app: App, tick: int) -> dict[str, Any] | None:
                 if isinstance(value, int):
                     tally.add(name, value)
             tally.notes.append(f"{owner}: {run.id}")
+        kept = retention.roll_up(app, actor="scheduler", run_id=parent.id)
+        tally.add("surfacings_rolled_up", kept.surfacings)
+        tally.add("usage_events_rolled_up", kept.usage_events)
         return runs.finish(app, parent, tally)
 
 

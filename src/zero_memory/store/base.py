@@ -396,6 +396,19 @@ class Tx(Protocol):
         """Input plus output tokens of the owner's ledger rows of one purpose since ``since``."""
         ...
 
+    # retention (hygiene/retention.py): old rows become per-day counts
+    def rollup_surfacings(self, *, before: datetime) -> int: ...
+    def rollup_usage_events(self, *, before: datetime) -> int: ...
+    def usage_by_day(
+        self, *, since: datetime, tool: str | None = None, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Usage events per day (kept and rolled up): day, user_id, tool, client, outcome, declared_supersede, count."""
+        ...
+
+    def surfacings_by_day(self, *, since: datetime, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Surfacings per day and channel (kept and rolled up): day, user_id, channel, count."""
+        ...
+
     # whole-table copies (zm db copy): ``table`` is one of sql.COPY_TABLES, nothing else
     def copy_rows(self, table: str, after: Sequence[Any] | None, limit: int) -> list[dict[str, Any]]:
         """Whole rows in key order after the key ``after``; ``embedding`` as a float32 array."""

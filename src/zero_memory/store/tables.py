@@ -71,6 +71,12 @@ COPY_TABLES: dict[str, CopiedTable] = {
         ),
         _table("usage_events", "seq", "seq, at, user_id, tool, client, outcome, declared_supersede"),
         _table("surfacings", "seq", "seq, at, memory_id, user_id, session_id, channel"),
+        _table("surfacing_days", "day, memory_id, user_id, channel", "day, memory_id, user_id, channel, count"),
+        _table(
+            "usage_event_days",
+            "day, user_id, tool, client, outcome, declared_supersede",
+            "day, user_id, tool, client, outcome, declared_supersede, count",
+        ),
         _table("rescan_guards", "memory_id, model", "memory_id, model, created_at, outcome"),
         _table(
             "portability_candidates",

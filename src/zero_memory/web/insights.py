@@ -2,7 +2,8 @@
 
 Every figure is about the signed-in user's own memories and writes: queue rows
 raised and dismissed on memories they own, automatic actions of their runs,
-judge tokens their ledger rows record, their ``remember`` calls, and the
+judge tokens their ledger rows record, their ``remember`` calls (kept events and
+the per-day counts old ones are rolled up into, hygiene/retention.py), and the
 chunks of conversation they sent to capture.
 """
 
@@ -184,20 +185,25 @@ def tokens_by_owner_and_purpose(rows: Iterable[Mapping[str, Any]]) -> list[Token
 
 
 def supersede_share(events: Iterable[Mapping[str, Any]], *, start: date, days: int) -> Share:
-    """Of the successful ``remember`` calls in the window, how many declared a supersede; also per week."""
+    """Of the successful ``remember`` calls in the window, how many declared a supersede; also per week.
+
+    ``events`` are usage events (``at``) or per-day counts of them (``day``, ``count``), as
+    ``Tx.usage_by_day`` gives them once old events are rolled up.
+    """
     weeks = [start + timedelta(days=i) for i in range(0, days, 7)]
     per_week: dict[date, Counter[str]] = {w: Counter() for w in weeks}
     declared = total = 0
     end = start + timedelta(days=days)
     for event in events:
-        day = day_of(event["at"])
+        day = date.fromisoformat(event["day"]) if "day" in event else day_of(event["at"])
         if event.get("outcome", "ok") != "ok" or not start <= day < end:
             continue
         week = weeks[(day - start).days // 7]
         kind = "declared" if int(event.get("declared_supersede") or 0) else "plain"
-        per_week[week][kind] += 1
-        total += 1
-        declared += kind == "declared"
+        count = int(event.get("count", 1))
+        per_week[week][kind] += count
+        total += count
+        declared += count if kind == "declared" else 0
     return Share(declared, total, [Column(f"wk {day_label(w)}", dict(per_week[w])) for w in weeks])
 
 
@@ -267,7 +273,7 @@ def insights_for(app: App, caller: Caller, *, days: int = WINDOW_DAYS) -> Insigh
         ids = {r.id for r in runs}
         auto = [e for e in tx.audit_actions("hygiene.auto_resolve", since=first) if e.owner == uid and e.run_id in ids]
         ledger = tx.ledger(owner=uid)
-        writes = [r for r in tx.usage_events(tool="remember", since=since) if r["user_id"] == uid]
+        writes = tx.usage_by_day(since=since, tool="remember", user_id=uid)
         chunks = tx.list_chunks(owner=uid, since=since, limit=CHUNKS_READ)
     allowance = budget.status(app, uid, app.clock())
     return Insights(

@@ -234,3 +234,70 @@ class RunQueries(SqlBase):
             [str(channel), to_text(since), *ids],
         )
         return {r["memory_id"]: int(r["n"]) for r in rows}
+
+    # -- retention: per-day counts of old surfacings and usage events -----------------------------
+
+    def rollup_surfacings(self, *, before: datetime) -> int:
+        """Fold surfacings older than ``before`` into ``surfacing_days``, then remove them; rows removed."""
+        cutoff = to_text(before)
+        self._exec(
+            "INSERT INTO surfacing_days(day, memory_id, user_id, channel, count) "
+            "SELECT substr(at, 1, 10), memory_id, user_id, channel, count(*) FROM surfacings WHERE at < ? "
+            "GROUP BY substr(at, 1, 10), memory_id, user_id, channel "
+            "ON CONFLICT (day, memory_id, user_id, channel) "
+            "DO UPDATE SET count = surfacing_days.count + excluded.count",
+            (cutoff,),
+        )
+        return self._exec("DELETE FROM surfacings WHERE at < ?", (cutoff,))
+
+    def rollup_usage_events(self, *, before: datetime) -> int:
+        """Fold usage events older than ``before`` into ``usage_event_days``, then remove them; rows removed."""
+        cutoff = to_text(before)
+        self._exec(
+            "INSERT INTO usage_event_days(day, user_id, tool, client, outcome, declared_supersede, count) "
+            "SELECT substr(at, 1, 10), user_id, tool, client, outcome, declared_supersede, count(*) "
+            "FROM usage_events WHERE at < ? "
+            "GROUP BY substr(at, 1, 10), user_id, tool, client, outcome, declared_supersede "
+            "ON CONFLICT (day, user_id, tool, client, outcome, declared_supersede) "
+            "DO UPDATE SET count = usage_event_days.count + excluded.count",
+            (cutoff,),
+        )
+        return self._exec("DELETE FROM usage_events WHERE at < ?", (cutoff,))
+
+    def usage_by_day(
+        self, *, since: datetime, tool: str | None = None, user_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Usage events per day since ``since``, kept ones and rolled-up ones alike.
+
+        Rows: day, user_id, tool, client, outcome, declared_supersede, count; in day order.
+        """
+        where, params = ["day >= ?"], [to_text(since)[:10]]
+        if tool is not None:
+            where.append("tool = ?")
+            params.append(tool)
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        keys = "day, user_id, tool, client, outcome, declared_supersede"
+        return self._query(
+            f"SELECT {keys}, sum(n) AS count FROM ("
+            f"SELECT substr(at, 1, 10) AS day, user_id, tool, client, outcome, declared_supersede, 1 AS n "
+            "FROM usage_events UNION ALL "
+            f"SELECT {keys}, count AS n FROM usage_event_days"
+            f") AS usage WHERE {' AND '.join(where)} GROUP BY {keys} ORDER BY {keys}",
+            params,
+        )
+
+    def surfacings_by_day(self, *, since: datetime, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Surfacings per day and channel since ``since``, kept ones and rolled-up ones alike."""
+        where, params = ["day >= ?"], [to_text(since)[:10]]
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        return self._query(
+            "SELECT day, user_id, channel, sum(n) AS count FROM ("
+            "SELECT substr(at, 1, 10) AS day, user_id, channel, 1 AS n FROM surfacings UNION ALL "
+            "SELECT day, user_id, channel, count AS n FROM surfacing_days"
+            f") AS served WHERE {' AND '.join(where)} GROUP BY day, user_id, channel ORDER BY day, user_id, channel",
+            params,
+        )
