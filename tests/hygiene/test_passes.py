@@ -1,9 +1,8 @@
-"""The other passes of a full cycle: stale sweep, re-judge, re-examination, portability, stale suspects."""
+"""The other passes of a full cycle: stale sweep, re-judge, re-examination, portability (suspects: test_suspects)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from tests.memory.helpers import supersede, write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
-from zero_memory.domain.records import Channel, Dispute, DisputeShape, DisputeStatus
+from zero_memory.domain.records import Channel, DisputeStatus
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.portability import resolve_portability
 from zero_memory.judge.base import FailureKind, PairRequest, PortabilityRequest, Purpose
@@ -22,7 +21,6 @@ from zero_memory.judge.fake import FakeAnswer, FakeJudge
 from zero_memory.judge.verdict import PortabilityVerdict
 from zero_memory.memory.lifecycle import move_memories
 from zero_memory.settings import Settings
-from zero_memory.store.base import SYSTEM
 
 MakeApp = Callable[..., App]
 
@@ -371,132 +369,6 @@ def test_a_failed_portability_judgement_files_nothing_and_is_asked_again(make_ap
     assert (first["failed_judgements"], second["portability_proposed"]) == (1, 1)
 
 
-# -- stale suspects ------------------------------------------------------------------------
-
-
-def challenge(app: App, memory_id: str, days_ago: float, owner: str = "alice") -> None:
-    with app.store.tx(write=True) as tx:
-        tx.add_audit(
-            actor="agent",
-            action="challenge",
-            owner=owner,
-            memory_ids=[memory_id],
-            payload={},
-            run_id=None,
-            at=app.clock() - timedelta(days=days_ago),
-        )
-
-
-def suspects(app: App) -> list[Dispute]:
-    return [d for d in disputes(app) if d.verdict == "stale_suspect"]
-
-
-def test_two_challenges_within_90_days_raise_one_stale_suspect_row(make_app: MakeApp, alice: Caller) -> None:
-    app = make_app()
-    memory_id = write(app, alice, GREEN).id
-    challenge(app, memory_id, days_ago=80)
-    challenge(app, memory_id, days_ago=1)
-    run, summary = cycle(app)
-    (suspect,) = suspects(app)
-    assert suspect.shape is DisputeShape.SINGLE and suspect.memory_a == memory_id and suspect.memory_b is None
-    assert suspect.pending and suspect.origin == "stale_suspect" and suspect.run_id == run.id
-    assert summary["stale_suspects"] == 1
-    (raised,) = [e for e in audit(app, memory_id) if e.action == "queue.raise"]
-    assert raised.payload["verdict"] == "stale_suspect" and raised.payload["signals"] == 2
-    assert row(app, memory_id).live  # a suspicion retires nothing
-
-    challenge(app, memory_id, days_ago=0)
-    _, summary = cycle(app)
-    assert len(suspects(app)) == 1 and summary["stale_suspects"] == 0
-
-
-@pytest.mark.parametrize("ages", [[1], [120, 1], [200, 100]], ids=["one", "one-too-old", "both-too-old"])
-def test_fewer_than_two_recent_challenges_raise_nothing(make_app: MakeApp, alice: Caller, ages: list[int]) -> None:
-    app = make_app()
-    memory_id = write(app, alice, GREEN).id
-    for days in ages:
-        challenge(app, memory_id, days_ago=days)
-    cycle(app)
-    assert suspects(app) == []
-
-
-def test_a_memory_with_another_open_single_subject_row_is_skipped(make_app: MakeApp, alice: Caller) -> None:
-    app = make_app()
-    memory_id = write(app, alice, GREEN).id
-    with app.store.tx(write=True) as tx:
-        tx.add_dispute(
-            Dispute(
-                id="dsp_challenged",
-                owner="alice",
-                shape=DisputeShape.SINGLE,
-                verdict="challenged",
-                origin="challenge",
-                status=DisputeStatus.PENDING,
-                memory_a=memory_id,
-                created_at=app.clock(),
-                reason="wrong port",
-            )
-        )
-    challenge(app, memory_id, days_ago=2)
-    challenge(app, memory_id, days_ago=1)
-    cycle(app)
-    assert suspects(app) == []
-
-
-def test_another_owner_s_challenges_are_not_counted_in_this_owner_s_cycle(make_app: MakeApp, bob: Caller) -> None:
-    app = make_app()
-    memory_id = write(app, bob, GREEN).id
-    challenge(app, memory_id, days_ago=2, owner="bob")
-    challenge(app, memory_id, days_ago=1, owner="bob")
-    cycle(app, "alice")
-    assert suspects(app) == [] and disputes(app, owner="bob") == []
-    cycle(app, "bob")
-    assert len([d for d in disputes(app, owner="bob") if d.verdict == "stale_suspect"]) == 1
-
-
-def test_a_forgotten_memory_is_never_suspected(make_app: MakeApp, alice: Caller) -> None:
-    from zero_memory.memory.lifecycle import forget
-
-    app = make_app()
-    memory_id = write(app, alice, GREEN).id
-    challenge(app, memory_id, days_ago=2)
-    challenge(app, memory_id, days_ago=1)
-    forget(app, alice, memory_id)
-    cycle(app)
-    assert suspects(app) == []
-    with app.store.tx() as tx:
-        assert tx.get_memory(memory_id, SYSTEM) is not None
-
-
-def test_a_dismissed_suspicion_stays_quiet_until_new_evidence_arrives(make_app: MakeApp, alice: Caller) -> None:
-    app = make_app()
-    memory_id = write(app, alice, GREEN).id
-    challenge(app, memory_id, days_ago=10)
-    challenge(app, memory_id, days_ago=5)
-    cycle(app)
-    (suspect,) = suspects(app)
-    now = app.clock()
-    with app.store.tx(write=True) as tx:
-        # what the review queue records when a person keeps the memory
-        assert tx.settle_dispute(suspect.id, DisputeStatus.DISMISSED, {"keep_both": True}, "alice", now)
-        tx.add_audit(
-            actor="alice",
-            action="queue.resolve",
-            owner="alice",
-            memory_ids=[memory_id],
-            payload={"dispute_id": suspect.id, "verdict": "stale_suspect", "keep_both": True},
-            run_id=None,
-            at=now,
-        )
-    cycle(app)
-    challenge(app, memory_id, days_ago=0)
-    cycle(app)
-    assert [d.status for d in suspects(app)] == [DisputeStatus.DISMISSED]
-    challenge(app, memory_id, days_ago=0)
-    cycle(app)
-    assert sorted(d.status for d in suspects(app)) == [DisputeStatus.DISMISSED, DisputeStatus.PENDING]
-
-
 def test_the_audit_is_capped_per_run_and_takes_the_most_used_first(make_app: MakeApp, alice: Caller) -> None:
     judge = FakeJudge(lambda request: False if isinstance(request, PortabilityRequest) else "unrelated")
     app = make_app(judge_factory=factory(judge))
@@ -523,19 +395,12 @@ def test_a_dry_run_of_a_full_cycle_records_nothing_but_its_run(make_app: MakeApp
     judge = FakeJudge(answer, model="judge-v1")
     app = rescan_app(make_app, clock, judge)
     green, _ = two(app, alice)
-    portable = write(app, alice, PORTABLE, project_hint="web").id
+    write(app, alice, PORTABLE, project_hint="web")
     clock.advance(days=30)
     surface(app, green, 10)
-    challenge(app, portable, days_ago=2)
-    challenge(app, portable, days_ago=1)
 
     _, summary = cycle(app, dry_run=True)
-    assert (summary["rescanned"], summary["queued"], summary["portability_proposed"], summary["stale_suspects"]) == (
-        1,
-        1,
-        1,
-        1,
-    )
+    assert (summary["rescanned"], summary["queued"], summary["portability_proposed"]) == (1, 1, 1)
     assert disputes(app, status=None) == []
     with app.store.tx() as tx:
         assert tx.guarded([green], "judge-v1") == set()

@@ -1,9 +1,9 @@
 """``challenge``: an agent doubts one memory against the world (not against a neighbour).
 
 Raises a ``challenged`` single-subject row; idempotent while one is open (the
-same ``dispute_id`` comes back with ``created: false``). Every call is a
-misled signal that stale-suspect detection counts. The reason passes the
-content guard.
+same ``dispute_id`` comes back with ``created: false``) and then writes
+nothing, so one open row is one misled signal for stale-suspect detection,
+however often it is repeated. The reason passes the content guard.
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ def challenge(app: App, caller: Caller, memory_id: str, reason: str) -> Challeng
     with app.store.tx(write=True) as tx:
         vis = visibility(tx, caller.uid)
         memory = visible(tx, vis, memory_id)
+        for dispute in tx.open_disputes_for([memory.id]):
+            if dispute.shape is DisputeShape.SINGLE and dispute.verdict == CHALLENGED:
+                # The open row already carries this doubt: a repeat is no new evidence.
+                return ChallengeResult(dispute_id=dispute.id, created=False)
         tx.add_audit(
             actor=caller.uid,
             action="challenge",
@@ -38,9 +42,6 @@ def challenge(app: App, caller: Caller, memory_id: str, reason: str) -> Challeng
             run_id=None,
             at=now,
         )
-        for dispute in tx.open_disputes_for([memory.id]):
-            if dispute.shape is DisputeShape.SINGLE and dispute.verdict == CHALLENGED:
-                return ChallengeResult(dispute_id=dispute.id, created=False)
         dispute = Dispute(
             id=new_id("dsp"),
             owner=memory.owner,

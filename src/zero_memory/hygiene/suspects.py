@@ -1,34 +1,41 @@
 """Stale suspects (docs/spec/hygiene.md §11): a memory that keeps misleading agents gets a second look.
 
-Challenges are counted per memory. Reaching ``stale_suspect_threshold``
-within ``stale_suspect_window_days`` raises one ``stale_suspect``
-single-subject row. Memories with an open single-subject row are skipped,
-and only evidence newer than the memory's last settled suspicion counts, so a
-dismissed suspicion stays quiet until new evidence arrives.
+Challenges are counted per memory, one per challenged row (a repeated
+``challenge`` while its row is open writes no second signal). Reaching
+``stale_suspect_threshold`` within ``stale_suspect_window_days`` raises one
+``stale_suspect`` single-subject row. Memories with an open single-subject
+row are skipped, and only evidence newer than the last settlement of any
+single-subject row about the memory counts (upheld or retired, challenged or
+suspected): a memory a person just cleared is not raised again on the
+evidence they cleared it of.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from zero_memory import transitions
 from zero_memory.app import App
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, DisputeStatus
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Tx
+from zero_memory.store.base import SYSTEM
 
 SUSPECT = "stale_suspect"
 
 
-def last_settled_suspicion(tx: Tx, memory_id: str) -> datetime | None:
-    """When the memory's last stale-suspect row was settled, if ever."""
-    settled = [
-        entry.at
-        for entry in tx.audit_for_memory(memory_id)
-        if entry.action == "queue.resolve" and entry.payload.get("verdict") == SUSPECT
-    ]
+SETTLED = frozenset({"queue.resolve", "queue.dismiss"})
+
+
+def last_reset(trail: Sequence[AuditEntry]) -> datetime | None:
+    """When a single-subject row about the memory was last settled, whatever its verdict or outcome.
+
+    Whoever upheld or retired a challenge, or settled a suspicion, has looked at the memory: the evidence
+    before that moment is spent. A single-subject row's audit rows name its one memory only.
+    """
+    settled = [entry.at for entry in trail if entry.action in SETTLED and len(entry.memory_ids) == 1]
     return max(settled) if settled else None
 
 
@@ -52,8 +59,9 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
                 continue
             if any(d.shape is DisputeShape.SINGLE for d in tx.open_disputes_for([memory_id])):
                 continue
-            floor = max(since, last_settled_suspicion(tx, memory_id) or since)
-            signals = [e for e in tx.audit_for_memory(memory_id) if e.action == "challenge" and e.at > floor]
+            trail = tx.audit_for_memory(memory_id)
+            floor = max(since, last_reset(trail) or since)
+            signals = [e for e in trail if e.action == "challenge" and e.at > floor]
             if len(signals) < config.stale_suspect_threshold:
                 continue
             tally.add("stale_suspects")

@@ -1,0 +1,93 @@
+"""Safeguards that hold over cycles, through the official MCP client against ``zm serve`` on SQLite and PostgreSQL.
+
+The judge is a fake OpenAI-compatible server that answers by topic and
+records every request, so a test can say the judge was never asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.server import RecordedRequest, Reply
+from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_server, stop_server, unique, zm
+from tests.pg import session_server
+
+pytestmark = pytest.mark.anyio
+
+CONTRADICTS = "staging colour"
+
+
+def judge_answer(request: RecordedRequest) -> Reply:
+    if FakeOpenAIServer.schema_name(request) == "portability_verdict":
+        return FakeOpenAIServer.portability(False, 0.9, "Project-specific.")
+    if CONTRADICTS in FakeOpenAIServer.user_message(request):
+        return FakeOpenAIServer.verdict("contradiction", 0.92, "Both cannot be the staging colour.")
+    return FakeOpenAIServer.verdict("unrelated", 0.9, "Different subjects.")
+
+
+@dataclass
+class Served:
+    deployment: Deployment
+    judge: FakeOpenAIServer
+    database_url: str
+
+    def asked_about(self, text: str) -> list[RecordedRequest]:
+        """The pair judgements whose prompt carried ``text``."""
+        return [
+            r
+            for r in self.judge.requests
+            if FakeOpenAIServer.schema_name(r) == "hygiene_verdict" and text in FakeOpenAIServer.user_message(r)
+        ]
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp(f"zm-evidence-{request.param}")
+    database_url = session_server().fresh_url() if request.param == "postgres" else f"sqlite:///{home / 'data/zm.db'}"
+    with FakeOpenAIServer() as fake:
+        fake.respond_with(judge_answer)
+        env = {
+            **base_env(home),
+            "ZM_DATABASE_URL": database_url,
+            "ZM_JUDGE_PROVIDER": "openai",
+            "ZM_JUDGE_BASE_URL": fake.base_url,
+            "ZM_JUDGE_API_KEY": "test-key",
+            "ZM_HYGIENE_MODEL": "judge-strong",
+            "ZM_JUDGE_TIMEOUT_S": "10",
+        }
+        tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice", "bob")}
+        deployment = Deployment(home=home, env=env, tokens=tokens)
+        process, deployment.url = start_server(env, home / "serve.log")
+        deployment.log = home / "serve.log"
+        try:
+            yield Served(deployment, fake, database_url)
+        finally:
+            stop_server(process)
+            if request.param == "postgres":
+                session_server().drop(database_url)
+
+
+async def test_a_repeated_challenge_is_one_signal_and_an_upheld_memory_is_not_raised_again(served: Served) -> None:
+    async with connect(served.deployment, "http", "auto") as client:
+        fact = await call_ok(
+            client,
+            "remember",
+            {"content": unique("The VPN gateway is vpn.example.internal"), "kind": "fact", "scope": "personal"},
+        )
+        first = await call_ok(client, "challenge", {"memory_id": fact["id"], "reason": "It moved to vpn2 last week"})
+        again = await call_ok(client, "challenge", {"memory_id": fact["id"], "reason": "Still wrong"})
+        assert (first["created"], again["created"], again["dispute_id"]) == (True, False, first["dispute_id"])
+        trail = (await call_ok(client, "get_memory", {"id": fact["id"]}))["audit"]
+        assert [a["payload"]["reason"] for a in trail if a["action"] == "challenge"] == ["It moved to vpn2 last week"]
+
+        await call_ok(client, "resolve_conflict", {"dispute_id": first["dispute_id"], "keep_both": True})
+        scan = await call_ok(client, "scan_hygiene", {"wait": True})
+        assert scan["status"] == "completed"
+        raised = await call_ok(client, "list_conflicts", {"verdict": "stale_suspect", "limit": 100})
+        assert fact["id"] not in [row["memory_a"]["id"] for row in raised["conflicts"]]
+        assert (await call_ok(client, "get_memory", {"id": fact["id"]}))["disputes"] == []
