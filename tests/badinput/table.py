@@ -130,7 +130,6 @@ ROWS: dict[str, Row] = {
     "remember/provisional-supersede": Row(
         "remember", note(provisional=True, links=supersedes("@fact")), "validation_failed: links:"
     ),
-    "remember/supersede-another-users-memory": Row("remember", note(links=supersedes("@bob_fact")), "not_found:"),
     "remember/nul-in-content": Row("remember", note(content=f"a{NUL}b"), "validation_failed: content: contains a NUL"),
     "remember/surrogate-in-content": Row(
         "remember", note(content=f"a{SURROGATE}b"), "validation_failed: content: is not valid Unicode"

@@ -219,11 +219,6 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
         REFUSED,
         "validation_failed: dst:",
     ),
-    "remember/supersede-another-users": (
-        ("remember", "A note", *PERSONAL, "--supersedes", "@bob_fact"),
-        REFUSED,
-        "not_found:",
-    ),
     # recall
     "recall/no-query": (("recall",), USAGE, "Missing argument"),
     "recall/limit-not-a-number": (("recall", "q", "--limit", "ten"), USAGE, "Invalid value"),

@@ -48,7 +48,7 @@ from tests.memory.test_write import (  # noqa: F401
     test_a_new_memory_is_created_with_rank_1_and_an_audit_row,
     test_a_provisional_write_yields_to_an_authoritative_paraphrase,
     test_a_secret_in_any_field_is_rejected_and_never_echoed,
-    test_a_supersede_of_another_users_memory_fails_the_write_and_changes_nothing,
+    test_a_supersede_of_another_users_memory_is_skipped_as_missing,
     test_an_identical_rewrite_is_absorbed_into_the_existing_memory,
     test_refinement_never_crosses_sessions,
     test_same_session_refinement_supersedes_the_older_write,

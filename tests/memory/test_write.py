@@ -130,16 +130,12 @@ def test_an_absorbed_write_declaring_its_own_twin_reports_self(app: App, alice: 
     assert stored(app, first.id).live
 
 
-def test_a_supersede_of_another_users_memory_fails_the_write_and_changes_nothing(
-    app: App, alice: Caller, bob: Caller
-) -> None:
+def test_a_supersede_of_another_users_memory_is_skipped_as_missing(app: App, alice: Caller, bob: Caller) -> None:
     theirs = write(app, bob, "Bob prefers tabs over spaces", kind="preference")
-    before = count(app)
-    with pytest.raises(errors.ZMError) as refused:
-        write(app, alice, "Tabs are banned", links=[supersede(theirs.id)])
-    assert str(refused.value).startswith("not_found:")
-    assert count(app) == before
-    assert stored(app, theirs.id).live
+    result = write(app, alice, "Tabs are banned", links=[supersede(theirs.id)])
+    assert result.status == "created" and result.superseded == []
+    assert [(s.dst, s.reason) for s in result.skipped_links] == [(theirs.id, "missing")]
+    assert stored(app, theirs.id).live and stored(app, theirs.id).superseded_by is None
 
 
 def test_more_than_ten_declared_supersedes_are_refused(app: App, alice: Caller) -> None:

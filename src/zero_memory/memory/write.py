@@ -46,8 +46,7 @@ from zero_memory.memory.models import (
 from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.memory.views import similar_view
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Tx
+from zero_memory.store.base import Tx
 
 MAX_LINKS = 50
 
@@ -96,7 +95,7 @@ def _source(req: RememberRequest, caller: Caller) -> dict[str, str]:
     return source
 
 
-def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str], link_targets: set[str]) -> _Plan:
+def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]) -> _Plan:
     """Resolve where the write goes without changing anything, and run the portability gate."""
     now = app.clock()
     with app.store.tx() as tx:
@@ -111,7 +110,7 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
             dry=True,
         )
         target = write_target(tx, vis, req.scope, hinted, session)
-        _check_link_targets(tx, vis, req.links, link_targets)
+        _check_link_targets(tx, vis, req.links)
     project = hinted or session.attached
     wants_core = target == scopes.core(caller.uid)
     wants_personal = target == scopes.personal(caller.uid)
@@ -129,26 +128,17 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
     return _Plan(project, routed={"project": project, "reason": decision.reason}, source=source)
 
 
-def existing_targets(app: App, links: list[LinkSpec]) -> set[str]:
-    """Which declared link targets exist at all, whoever owns them.
+def _check_link_targets(tx: Tx, vis: Visibility, links: list[LinkSpec]) -> None:
+    """A declared supersede of a memory the caller can read but not write fails the whole write.
 
-    A named system look-up of its own: the caller's transactions cannot see other users'
-    rows (row-level security on PostgreSQL), and a link to one of them must fail the
-    write, where a link to an id that exists nowhere is only skipped.
+    A target the caller cannot see is not checked here: it is skipped as ``missing``
+    like an id that exists nowhere, so no answer tells a caller another user's id exists.
     """
-    if not links:
-        return set()
-    with system_tx(app.store, "link-targets") as tx:
-        return set(tx.get_memories([link.dst for link in links], SYSTEM))
-
-
-def _check_link_targets(tx: Tx, vis: Visibility, links: list[LinkSpec], existing: set[str]) -> None:
-    """A declared link to a memory the caller cannot see fails the whole write."""
     for link in links:
-        if tx.get_memory(link.dst, vis) is None and link.dst in existing:
-            raise errors.not_found(f"memory {link.dst}")
+        if link.type != "supersedes":
+            continue
         target = tx.get_memory(link.dst, vis)
-        if link.type == "supersedes" and target is not None and not vis.can_write(target.scope):
+        if target is not None and not vis.can_write(target.scope):
             raise errors.validation(f"links: {link.dst} is in {target.scope}, which is read-only for you")
 
 
@@ -156,8 +146,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
     _validate(req)
     source = _source(req, caller)
     check_fields(_text_fields(req, source))
-    link_targets = existing_targets(app, req.links)
-    plan = _plan(app, caller, req, source, link_targets)
+    plan = _plan(app, caller, req, source)
     vector = app.embedder.embed([req.content])[0]
     config = app.settings.hygiene
     now = app.clock()
@@ -174,7 +163,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
             at=now,
         )
         scope = plan.scope if plan.routed else write_target(tx, vis, req.scope, hinted, session)
-        _check_link_targets(tx, vis, req.links, link_targets)
+        _check_link_targets(tx, vis, req.links)
         incoming = Memory(
             id=memory_id(),
             owner=caller.uid,
