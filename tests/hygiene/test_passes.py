@@ -63,6 +63,29 @@ def test_a_dry_run_counts_stale_rows_without_dismissing_them(make_app: MakeApp, 
     assert still is not None and still.pending
 
 
+def test_the_stale_sweep_dismisses_a_pair_whose_sides_now_belong_to_different_projects(
+    make_app: MakeApp, alice: Caller
+) -> None:
+    judge = judge_by_pair({(GREEN, BLUE): ("contradiction", 0.99)})
+    app = make_app(judge_factory=factory(judge))
+    green, blue = two(app, alice, project_hint="web")
+    cycle(app)
+    queued = dispute_of(app, green, blue)
+    assert queued is not None and queued.pending
+    asked = len(judge.requests)
+    move_memories(app, alice, [blue], project_hint="api")
+
+    run, summary = cycle(app, rejudge=True)
+    dismissed = dispute_of(app, green, blue)
+    assert dismissed is not None and dismissed.status is DisputeStatus.DISMISSED
+    assert dismissed.resolved_by == "hygiene.stale_sweep" and summary["dismissed_stale"] == 1
+    (entry,) = [e for e in audit_actions(app, "queue.dismiss") if e.payload["dispute_id"] == queued.id]
+    assert entry.run_id == run.id and entry.payload["reason"] == "cross_project"
+    assert entry.payload["projects"] == {green: "scope:proj.alice.web", blue: "scope:proj.alice.api"}
+    assert [r for r in judge.requests[asked:] if isinstance(r, PairRequest)] == []  # not even the re-judge pass
+    assert row(app, green).live and row(app, blue).live
+
+
 # -- re-judge ------------------------------------------------------------------------------
 
 

@@ -91,3 +91,34 @@ async def test_a_repeated_challenge_is_one_signal_and_an_upheld_memory_is_not_ra
         raised = await call_ok(client, "list_conflicts", {"verdict": "stale_suspect", "limit": 100})
         assert fact["id"] not in [row["memory_a"]["id"] for row in raised["conflicts"]]
         assert (await call_ok(client, "get_memory", {"id": fact["id"]}))["disputes"] == []
+
+
+async def test_a_queued_pair_whose_sides_moved_to_different_projects_is_dismissed_without_a_judge(
+    served: Served,
+) -> None:
+    tag = unique()
+    green_text, blue_text = f"The staging colour of the database is green {tag}", f"The staging colour is blue {tag}"
+    async with connect(served.deployment, "http", "auto") as client:
+        written = {"kind": "fact", "project_hint": "shop"}
+        green = await call_ok(client, "remember", {**written, "content": green_text, "session_id": f"{tag}-1"})
+        blue = await call_ok(client, "remember", {**written, "content": blue_text, "session_id": f"{tag}-2"})
+        await call_ok(client, "scan_hygiene", {"wait": True})
+        queue = await call_ok(client, "list_conflicts", {"verdict": "contradiction", "limit": 100})
+        pair = {green["id"], blue["id"]}
+        (row,) = [r for r in queue["conflicts"] if {r["memory_a"]["id"], r["memory_b"]["id"]} == pair]
+        asked = len(served.asked_about(tag))
+        assert asked >= 1
+
+        moved = await call_ok(client, "move_memories", {"ids": [blue["id"]], "project_hint": "warehouse"})
+        assert moved["moved"] == [blue["id"]]
+        scan = await call_ok(client, "scan_hygiene", {"wait": True, "rejudge": True})
+        assert scan["status"] == "completed" and scan["dismissed_stale"] >= 1
+
+        dismissed = await call_ok(client, "get_conflict", {"id": row["id"]})
+        assert dismissed["status"] == "dismissed"
+        trail = (await call_ok(client, "get_memory", {"id": green["id"]}))["audit"]
+        (entry,) = [a for a in trail if a["action"] == "queue.dismiss"]
+        assert entry["payload"]["reason"] == "cross_project" and entry["run_id"] == scan["run_id"]
+        assert len(served.asked_about(tag)) == asked  # neither the sweep nor the re-judge pass asked again
+        for memory in (green, blue):
+            assert (await call_ok(client, "get_memory", {"id": memory["id"]}))["memory"]["status"] == "live"

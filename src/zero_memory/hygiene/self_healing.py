@@ -1,7 +1,9 @@
 """Queue self-healing (docs/spec/hygiene.md §6): loss-free, it dismisses a row as keep-both or leaves it.
 
 - The stale sweep (no model, every full cycle) dismisses pending pair rows one
-  of whose sides is no longer live: the question is moot.
+  of whose sides is no longer live, or whose sides the cross-project
+  predicate now places in different projects (after a move): the question is
+  moot, and the row is dismissed without asking a judge.
 - The re-judge pass (model, on demand only) asks the current judge again about
   still-live pending pairs and dismisses those it now calls complementary or
   unrelated. Neither ever invalidates a memory; every dismissal is audited.
@@ -9,8 +11,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from zero_memory import transitions
+from zero_memory.access.project_identity import different_projects, project_identity, project_paths
 from zero_memory.app import App
+from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Dispute, DisputeShape
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
@@ -34,14 +40,27 @@ def pending_pairs(tx: Tx, owner: str) -> list[Dispute]:
         after = page[-1].id
 
 
+def moot(dispute: Dispute, sides: Mapping[str, Memory], paths: Mapping[str, str]) -> dict[str, object] | None:
+    """Why a pending pair row no longer asks a question (a side is gone, or the sides are in different
+    projects now), or None while it still does."""
+    dead = [i for i in (dispute.memory_a, dispute.memory_b) if i and (i not in sides or not sides[i].live)]
+    if dead:
+        return {"stale": True, "reason": "not_live", "not_live": dead}
+    a, b = sides[dispute.memory_a], sides[dispute.memory_b or dispute.memory_a]
+    if different_projects(a, b, paths):
+        identities = {m.id: ":".join(project_identity(m, paths) or ()) for m in (a, b)}
+        return {"stale": True, "reason": "cross_project", "projects": identities}
+    return None
+
+
 def stale_sweep(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: bool = False) -> None:
     with system_tx(app.store, "hygiene", write=not dry_run) as tx:
+        paths = project_paths(tx, owner)
         for dispute in pending_pairs(tx, owner):
             sides = tx.get_memories([dispute.memory_a, dispute.memory_b or dispute.memory_a], SYSTEM)
-            dead = [i for i in (dispute.memory_a, dispute.memory_b) if i and (i not in sides or not sides[i].live)]
-            if not dead:
+            why = moot(dispute, sides, paths)
+            if why is None:
                 continue
-            why = {"stale": True, "not_live": dead}
             if dry_run or transitions.dismiss(
                 tx, dispute, actor="hygiene.stale_sweep", at=app.clock(), why=why, run_id=run_id
             ):
