@@ -6,7 +6,10 @@ first, without a guard row for (memory, the exact ``ZM_HYGIENE_MODEL``
 string). Each goes through the ordinary single-memory scan with every guard;
 a guard row is written whichever way it went. A run examines at most
 ``rescan_max_subjects`` and stops once it has queued
-``rescan_max_new_queue_rows``; unreached subjects lead the next run.
+``rescan_max_new_queue_rows``; unreached subjects lead the next run, and so
+does a subject the cap interrupted part-way through its neighbours: it is
+stamped only once the model has seen all of them. A subject retired before
+its turn (by an earlier subject's scan) is neither examined nor counted.
 """
 
 from __future__ import annotations
@@ -42,38 +45,56 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
     if judge_for(app.judge_factory, owner, run_id).offer_mode:
         return
     config = app.settings.hygiene
-    model = app.settings.hygiene_model
     queued_before = tally.counts["queued"]
     for subject in candidates(app, owner)[: config.rescan_max_subjects]:
         remaining = config.rescan_max_new_queue_rows - (tally.counts["queued"] - queued_before)
         with system_tx(app.store, "hygiene") as tx:
-            pairs = neighbours(tx, subject, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
+            current = tx.get_memory(subject.id, SYSTEM)
+            # An earlier subject's scan may have retired this one: there is nothing left to examine.
+            if current is None or not current.live:
+                continue
+            pairs = neighbours(tx, current, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
         options = ScanOptions(purpose=Purpose.RESCAN, origin="rescan", dry_run=dry_run, max_new_rows=remaining)
         finished = scan_pairs(app, owner, pairs, tally, options, run_id)
-        tally.add("rescanned")
-        if dry_run:
-            continue
-        now = app.clock()
-        with system_tx(app.store, "hygiene", write=True) as tx:
-            tx.add_guard(subject.id, model, "complete" if finished else "queue_cap", now)
+        capped = not finished or tally.counts["queued"] - queued_before >= config.rescan_max_new_queue_rows
+        if finished:
+            tally.add("rescanned")
+        if not dry_run:
+            record(app, owner, current, run_id, pairs=len(pairs), finished=finished, capped=capped)
+        if capped:
+            return
+
+
+def record(
+    app: App, owner: str, subject: Memory, run_id: str | None, *, pairs: int, finished: bool, capped: bool
+) -> None:
+    """Stamp a subject the model has seen whole, and audit the look and a stop on the cap.
+
+    A subject the cap interrupted stays unstamped, so it leads the next run and its unexamined neighbours
+    are judged then (those already judged are skipped as settled or cached).
+    """
+    model = app.settings.hygiene_model
+    cap = app.settings.hygiene.rescan_max_new_queue_rows
+    now = app.clock()
+    with system_tx(app.store, "hygiene", write=True) as tx:
+        if finished:
+            tx.add_guard(subject.id, model, "complete", now)
             tx.add_audit(
                 actor="hygiene.rescan",
                 action="rescan.examine",
                 owner=owner,
                 memory_ids=[subject.id],
-                payload={"model": model, "pairs": len(pairs)},
+                payload={"model": model, "pairs": pairs},
                 run_id=run_id,
                 at=now,
             )
-            if not finished:
-                tx.add_audit(
-                    actor="hygiene.rescan",
-                    action="rescan.cap_stop",
-                    owner=owner,
-                    memory_ids=[subject.id],
-                    payload={"cap": config.rescan_max_new_queue_rows},
-                    run_id=run_id,
-                    at=now,
-                )
-        if not finished:
-            return
+        if capped:
+            tx.add_audit(
+                actor="hygiene.rescan",
+                action="rescan.cap_stop",
+                owner=owner,
+                memory_ids=[subject.id],
+                payload={"cap": cap, "subject_finished": finished},
+                run_id=run_id,
+                at=now,
+            )

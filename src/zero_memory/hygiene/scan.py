@@ -59,7 +59,7 @@ DRY_RUN_COUNT = {
 def scan_pairs(
     app: App, owner: str, pairs: Iterable[Candidate], tally: Tally, options: ScanOptions, run_id: str | None
 ) -> bool:
-    """Judge and act on pairs; False when it stopped at ``max_new_rows``."""
+    """Judge and act on pairs; False when it stopped at ``max_new_rows`` with pairs left unexamined."""
     judge = judge_for(app.judge_factory, owner, run_id)
     offer = options.offer or judge.offer_mode
     actor = f"hygiene.{options.origin}"
@@ -67,6 +67,10 @@ def scan_pairs(
     with system_tx(app.store, "hygiene") as tx:
         paths = project_paths(tx, owner)
     for pair in pairs:
+        # Checked before a pair, not after the row that reached the cap: a caller learns whether anything
+        # was left over, so a subject whose last pair filled the cap counts as done.
+        if options.max_new_rows is not None and new_rows >= options.max_new_rows:
+            return False
         tally.add("pairs_considered")
         now = app.clock()
         request = PairRequest(
@@ -119,6 +123,4 @@ def scan_pairs(
             tally.add(name)
         if name == "queued":
             new_rows += 1
-            if options.max_new_rows is not None and new_rows >= options.max_new_rows:
-                return False
     return True
