@@ -65,7 +65,7 @@ def test_the_typescript_sdk_lists_remembers_recalls_and_is_refused(
         "link",
         "build_context",
     } <= set(report["tools"])
-    assert report["recallAnnotations"]["readOnlyHint"] is True and report["recallHasOutputSchema"] is True
+    assert report["recallAnnotations"]["readOnlyHint"] is False and report["recallHasOutputSchema"] is True
     written = report["remember"]
     assert not written["isError"] and written["structured"]["status"] == "created"
     assert written["structured"]["scope"] == "user.alice"

@@ -44,7 +44,7 @@ async def test_the_memory_tools_are_listed_with_schemas_and_hints(client: Client
     }  # type: ignore[union-attr]
     assert hints == {
         "remember": (False, False, True),
-        "recall": (True, False, True),
+        "recall": (False, False, False),
         "get_memory": (True, False, True),
         "forget": (False, True, True),
         "restore_memory": (False, False, True),

@@ -1,8 +1,9 @@
 """The portability audit (docs/spec/hygiene.md §10) and its proposals.
 
-Live project-scope memories of kind fact, reference or gotcha, most used
-first, capped per run, each a candidate once ever. The portability judge must
-say portable with confidence at or above ``portable_min_confidence`` to file
+Live project-scope memories of kind fact, reference or gotcha (never a team
+scope's: approving would take the memory from teammates), most used first,
+capped per run, each a candidate once ever. The portability judge must say
+portable with confidence at or above ``portable_min_confidence`` to file
 a pending proposal; otherwise the candidacy closes. Only the owner's approval
 moves the memory to ``user.<uid>.core`` (reversibly: the original scope stays
 on record); a dismissal is terminal.
@@ -64,13 +65,12 @@ class PortabilityResolution(BaseModel):
 
 
 def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
-    """Project memories of the audited kinds never proposed before, most surfaced first."""
+    """Project memories of the audited kinds never proposed before, most surfaced first.
+
+    Team scopes are not audited: approving would move a memory out of its teammates' reach.
+    """
     with system_tx(app.store, "hygiene") as tx:
-        pool = [
-            m
-            for prefix in ("proj.", "team.")
-            for m in tx.live_memories(owner=owner, kinds=AUDITED_KINDS, scope_prefix=prefix, limit=5000)
-        ]
+        pool = tx.live_memories(owner=owner, kinds=AUDITED_KINDS, scope_prefix="proj.", limit=5000)
         seen = tx.portability_of([m.id for m in pool])
         usage = tx.surfacings_of([m.id for m in pool], since=app.clock() - timedelta(days=USAGE_WINDOW_DAYS))
     fresh = [m for m in pool if m.id not in seen]
@@ -175,6 +175,11 @@ def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bo
             target = scopes.core(caller.uid)
             if not memory.live:
                 raise errors.conflict("the memory is no longer live; restore it first")
+            if scopes.parse(memory.scope).kind is scopes.ScopeKind.TEAM:
+                raise errors.conflict(
+                    f"the memory is in the team scope {memory.scope}; moving it to your core would take it from "
+                    "your teammates. Dismiss the proposal, or write the portable part to core with remember"
+                )
             transitions.move(tx, memory, target, actor=caller.uid, at=now, payload={"portability": candidate.id})
         tx.settle_portability(candidate.id, "approved" if approve else "dismissed", caller.uid, now)
         tx.add_audit(

@@ -5,10 +5,10 @@ Thin: each parses its arguments, calls one service function and returns its mode
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from zero_memory.conflicts import bulk, queue, resolve
 from zero_memory.conflicts import challenge as challenge_service
@@ -29,8 +29,39 @@ from zero_memory.mcp.tooling import ToolArgs, ToolCall, Toolset
 from zero_memory.memory.models import SessionInfo
 
 toolset = Toolset()
+A = TypeVar("A", bound=BaseModel)
 
 DisputeId = Field(description="A dispute id (dsp_…), as list_conflicts returned it.", max_length=100)
+SessionId = Field(default=None, max_length=500, description="Your conversation id, if you have one.")
+
+
+# The hygiene and conflict tools answer with the session too (docs/spec/tools.md), as remember and recall do.
+class ConflictListAnswer(ConflictList):
+    session: SessionInfo
+
+
+class ConflictAnswer(Conflict):
+    session: SessionInfo
+
+
+class ResolutionAnswer(Resolution):
+    session: SessionInfo
+
+
+class BulkAnswer(BulkResult):
+    session: SessionInfo
+
+
+class ProposalListAnswer(portability.ProposalList):
+    session: SessionInfo
+
+
+class PortabilityAnswer(portability.PortabilityResolution):
+    session: SessionInfo
+
+
+def _with_session(answer: type[A], result: BaseModel, session: SessionInfo) -> A:
+    return answer.model_validate({**result.model_dump(), "session": session})
 
 
 def _session(call: ToolCall, session_id: str | None) -> SessionInfo:
@@ -49,7 +80,7 @@ class ScanArgs(ToolArgs):
     )
     dry_run: bool = Field(default=False, description="Report what the cycle would do and change nothing.")
     wait: bool = Field(default=False, description="Return when the cycle has finished, with its counts.")
-    session_id: str | None = Field(default=None, description="Your conversation id, if you have one.")
+    session_id: str | None = SessionId
 
 
 def _scan_mirror(result: ScanResult) -> str:
@@ -96,9 +127,10 @@ class ListConflictsArgs(ToolArgs):
     shape: Literal["pair", "single"] | None = Field(default=None, description="pair rows or single-subject rows.")
     limit: int = Field(default=20, ge=1, le=100, description="At most this many rows (1–100).")
     cursor: str | None = Field(default=None, description="next_cursor from the previous page.")
+    session_id: str | None = SessionId
 
 
-def _conflicts_mirror(result: ConflictList) -> str:
+def _conflicts_mirror(result: ConflictListAnswer) -> str:
     lines = [f"{result.pending_count} pending"]
     for row in result.conflicts:
         verdict = row.direction or row.verdict
@@ -114,13 +146,13 @@ def _conflicts_mirror(result: ConflictList) -> str:
 
 
 @toolset.tool(title="List conflicts", read_only=True, idempotent=True, mirror=_conflicts_mirror)
-def list_conflicts(call: ToolCall, args: ListConflictsArgs) -> ConflictList:
+def list_conflicts(call: ToolCall, args: ListConflictsArgs) -> ConflictListAnswer:
     """The review queue: pairs the judge could not settle (duplicate, supersedes with its direction,
     contradiction, or unjudged when no judge is configured) and single-subject disputes (challenged,
     stale_suspect). Each row shows both memories inline; confidence and rationale are null for unjudged rows.
     Settle rows with resolve_conflict, or many at once with resolve_conflicts.
     """
-    return queue.list_conflicts(
+    listed = queue.list_conflicts(
         call.app,
         call.caller,
         status=args.status,
@@ -129,16 +161,19 @@ def list_conflicts(call: ToolCall, args: ListConflictsArgs) -> ConflictList:
         limit=args.limit,
         cursor=args.cursor,
     )
+    return _with_session(ConflictListAnswer, listed, _session(call, args.session_id))
 
 
 class GetConflictArgs(ToolArgs):
     id: str = DisputeId
+    session_id: str | None = SessionId
 
 
 @toolset.tool(title="Get conflict", read_only=True, idempotent=True)
-def get_conflict(call: ToolCall, args: GetConflictArgs) -> Conflict:
+def get_conflict(call: ToolCall, args: GetConflictArgs) -> ConflictAnswer:
     """One review-queue row with both memories, the verdict, confidence and rationale."""
-    return queue.get_conflict(call.app, call.caller, args.id)
+    conflict = queue.get_conflict(call.app, call.caller, args.id)
+    return _with_session(ConflictAnswer, conflict, _session(call, args.session_id))
 
 
 class ResolveArgs(ToolArgs):
@@ -152,10 +187,11 @@ class ResolveArgs(ToolArgs):
     retire: bool | None = Field(
         default=None, description="Single-subject rows only: invalidate the memory (reversible, no successor)."
     )
+    session_id: str | None = SessionId
 
 
 @toolset.tool(title="Resolve conflict", destructive=True, mirror=lambda r: f"{r.dispute_id} resolved: {r.resolution}")
-def resolve_conflict(call: ToolCall, args: ResolveArgs) -> Resolution:
+def resolve_conflict(call: ToolCall, args: ResolveArgs) -> ResolutionAnswer:
     """Settle one review-queue row with exactly one choice: keep_both, winner, forget, merge, or (single-subject
     rows) retire. Everything it invalidates is restorable with restore_memory. A row that is no longer
     pending answers `conflict: already_resolved:`.
@@ -163,7 +199,8 @@ def resolve_conflict(call: ToolCall, args: ResolveArgs) -> Resolution:
     choice = choice_of(
         keep_both=args.keep_both, winner=args.winner, forget=args.forget, merge=args.merge, retire=args.retire
     )
-    return resolve.resolve_conflict(call.app, call.caller, args.dispute_id, choice)
+    resolution = resolve.resolve_conflict(call.app, call.caller, args.dispute_id, choice)
+    return _with_session(ResolutionAnswer, resolution, _session(call, args.session_id))
 
 
 class ResolveManyArgs(ToolArgs):
@@ -175,6 +212,7 @@ class ResolveManyArgs(ToolArgs):
     resolutions: list[BulkItem] | None = Field(
         default=None, description='Up to 100 items {"dispute_id", "winner"?, "retire"?}; neither means keep both.'
     )
+    session_id: str | None = SessionId
 
 
 @toolset.tool(
@@ -182,12 +220,13 @@ class ResolveManyArgs(ToolArgs):
     destructive=True,
     mirror=lambda r: f"resolved {len(r.resolved)}, skipped {len(r.skipped)}, failed {len(r.failed)}",
 )
-def resolve_conflicts(call: ToolCall, args: ResolveManyArgs) -> BulkResult:
+def resolve_conflicts(call: ToolCall, args: ResolveManyArgs) -> BulkAnswer:
     """Settle many rows in one call: a policy over pending pair rows (single-subject rows are skipped, so a
     policy never retires a memory on its own), or an explicit list of up to 100 decisions. Failed items come
     back in failed[] and the rest still apply. Pass policy or resolutions, not both.
     """
-    return bulk.resolve_conflicts(call.app, call.caller, policy=args.policy, resolutions=args.resolutions)
+    result = bulk.resolve_conflicts(call.app, call.caller, policy=args.policy, resolutions=args.resolutions)
+    return _with_session(BulkAnswer, result, _session(call, args.session_id))
 
 
 class ChallengeArgs(ToolArgs):
@@ -212,14 +251,16 @@ class ListPortabilityArgs(ToolArgs):
     status: Literal["pending", "approved", "dismissed", "closed"] | None = Field(
         default="pending", description="Which proposals (default pending)."
     )
+    session_id: str | None = SessionId
 
 
 @toolset.tool(title="List portability proposals", read_only=True, idempotent=True)
-def list_portability(call: ToolCall, args: ListPortabilityArgs) -> portability.ProposalList:
+def list_portability(call: ToolCall, args: ListPortabilityArgs) -> ProposalListAnswer:
     """Project memories the judge found true outside their project, proposed for your personal core scope
     (visible from every project). Approve or dismiss each with resolve_portability.
     """
-    return portability.list_portability(call.app, call.caller, args.status)
+    listed = portability.list_portability(call.app, call.caller, args.status)
+    return _with_session(ProposalListAnswer, listed, _session(call, args.session_id))
 
 
 class ResolvePortabilityArgs(ToolArgs):
@@ -228,12 +269,14 @@ class ResolvePortabilityArgs(ToolArgs):
         description="true moves the memory to your core scope (reversible with "
         "move_memories); false dismisses the proposal for good."
     )
+    session_id: str | None = SessionId
 
 
 @toolset.tool(title="Resolve portability proposal", destructive=False)
-def resolve_portability(call: ToolCall, args: ResolvePortabilityArgs) -> portability.PortabilityResolution:
+def resolve_portability(call: ToolCall, args: ResolvePortabilityArgs) -> PortabilityAnswer:
     """Approve (move to user.<you>.core, original scope kept on record) or dismiss (never proposed again)."""
-    return portability.resolve_portability(call.app, call.caller, args.candidate_id, args.approve)
+    resolved = portability.resolve_portability(call.app, call.caller, args.candidate_id, args.approve)
+    return _with_session(PortabilityAnswer, resolved, _session(call, args.session_id))
 
 
 TRIAGE = """Triage the zero-memory review queue{scope}.

@@ -141,7 +141,9 @@ def _hit_links(result: RecallResult) -> list[ResourceLink]:
     return [memory_link(hit.id, hit.content) for hit in result.hits]
 
 
-@toolset.tool(title="Recall", read_only=True, idempotent=True, mirror=mirrors.recall, links=_hit_links)
+# Not read-only and not idempotent: every hit is recorded as a surfacing (what reinforcement and judge
+# re-examination read), and a project_hint attaches the session (and may create the project).
+@toolset.tool(title="Recall", mirror=mirrors.recall, links=_hit_links)
 def recall(call: ToolCall, args: RecallArgs) -> RecallResult:
     """Find what is already known: decisions, gotchas, conventions, preferences, facts, open tasks and
     questions. Call it at the start of a task, and before writing a memory.
