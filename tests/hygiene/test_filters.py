@@ -201,6 +201,38 @@ def test_project_paths_map_a_project_s_repository_to_its_scope(app: App) -> None
         assert project_paths(tx, "alice") == {"/work/web": "proj.alice.web"}
 
 
+CLAUDE = "/home/u/.claude/projects"
+
+
+def test_an_agent_s_project_folder_resolves_to_the_project_whose_path_it_encodes() -> None:
+    paths = {"/home/u/repos/shop": "proj.u.shop", "/home/u/repos/api": "proj.u.api"}
+    imported = memory("m1", source={"imported_from": f"{CLAUDE}/-home-u-repos-shop/memory"})
+    assert project_identity(imported, paths) == ("scope", "proj.u.shop")
+    assert not different_projects(imported, memory("m2", scope="proj.u.shop"), paths)
+    assert different_projects(imported, memory("m3", scope="proj.u.api"), paths)
+
+
+def test_a_folder_name_is_matched_against_registered_paths_not_decoded() -> None:
+    """``-home-u-repos-shop`` is /home/u/repos-shop as much as /home/u/repos/shop: the registered path decides."""
+    imported = memory("m1", source={"imported_from": f"{CLAUDE}/-home-u-repos-shop"})
+    assert project_identity(imported, {"/home/u/repos-shop": "proj.u.shop"}) == ("scope", "proj.u.shop")
+    assert project_identity(imported, {"/home/u/repos/shop": "proj.u.shop"}) == ("scope", "proj.u.shop")
+    both = {"/home/u/repos-shop": "proj.u.shop", "/home/u/repos/shop": "proj.u.other"}
+    assert project_identity(imported, both) is None  # two projects fit: unresolved, judged
+
+
+def test_claude_code_replaces_every_character_but_letters_and_digits() -> None:
+    imported = memory("m1", source={"imported_from": f"{CLAUDE}/-home-u-my-app-v2/memory"})
+    assert project_identity(imported, {"/home/u/my_app.v2": "proj.u.app"}) == ("scope", "proj.u.app")
+
+
+def test_an_agent_folder_of_an_unregistered_repository_is_unresolved_and_judged() -> None:
+    imported = memory("m1", source={"imported_from": f"{CLAUDE}/-srv-elsewhere/memory"})
+    paths = {"/home/u/repos/shop": "proj.u.shop"}
+    assert project_identity(imported, paths) is None
+    assert not different_projects(imported, memory("m2", scope="proj.u.shop"), paths)
+
+
 # -- screen: the first filter that drops the pair ------------------------------------------
 
 Setup = Callable[[Tx, Candidate], None]

@@ -66,10 +66,14 @@ class ImportReport:
 
 
 def read_records(path: Path) -> Iterator[tuple[str, ImportRecord | str, str]]:
-    """(where, record or error, imported_from directory) for every record under a path."""
+    """(where, record or error, imported_from directory) for every record under a path.
+
+    ``imported_from`` is the directory holding the record's file, so a folder of agents' per-project
+    folders (``~/.claude/projects``) imported at once keeps each memory's project folder.
+    """
     if path.is_dir():
         for file in sorted(path.rglob("*.md")):
-            yield from _markdown(file, str(path.resolve()))
+            yield from _markdown(file, str(file.parent.resolve()))
         for file in sorted(path.rglob("*.jsonl")):
             yield from _jsonl(file, str(file.parent.resolve()))
     elif path.suffix == ".md":
