@@ -151,6 +151,54 @@ class PostgresTx(SqlTx):
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
         return neighbours[:limit]
 
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]:
+        """The sweep's search: one statement for a batch of subjects, each its own nearest-neighbour scan.
+
+        Each subject's neighbours come from a LATERAL subquery, the same scan ``similar`` makes (through
+        the HNSW index with an iterative scan, or exact under the bound, decided once for the batch:
+        every subject has the same filter); the excluded rows are dropped here, so each scan fetches
+        that many more.
+        """
+        if limit <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        dim = int(self.store.dim)
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise ValueError(f"similar_many: expected vectors of {dim} dimensions, got shape {vectors.shape}")
+        fetch = limit + max((len(e) for e in excludes), default=0) + 8
+        filters = f"status = 'live' AND embedding_dim = {dim} AND owner = %s"
+        if self._candidates(filters, [owner]) <= self.store.exact_search_rows:
+            distance = "embedding <=> q.q_vector"
+        else:
+            distance = f"embedding::vector({dim}) <=> q.q_vector::vector({dim})"
+            self._use_index(fetch)
+        rows = self.conn.execute(
+            f"SELECT q.q_n, m.* FROM unnest(%s::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
+            f"CROSS JOIN LATERAL (SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories "
+            f"WHERE {filters} ORDER BY distance LIMIT %s) AS m",
+            [[self._embedding_param(v) for v in vectors], owner, fetch],
+        ).fetchall()
+        found: list[list[Neighbour]] = [[] for _ in range(len(vectors))]
+        for r in rows:
+            found[int(r["q_n"]) - 1].append(Neighbour(memory_from_row(r), 1.0 - float(r["distance"])))
+        results = []
+        for neighbours, excluded in zip(found, excludes, strict=True):
+            skip = set(excluded)
+            kept = [n for n in neighbours if n.similarity >= floor and n.memory.id not in skip]
+            kept.sort(key=lambda n: (-n.similarity, n.memory.id))
+            results.append(kept[:limit])
+        return results
+
+    def _use_index(self, fetch: int) -> None:
+        """Settings for an approximate scan. Filters applied after the index scan would starve it:
+        an iterative scan keeps walking the graph until enough rows pass."""
+        ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+        self.conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+            (str(ef_search),),
+        )
+
     def _similar_query(
         self,
         vector: np.ndarray,
@@ -188,15 +236,8 @@ class PostgresTx(SqlTx):
             # planner filters by the b-tree indexes and sorts: exact, like SQLite.
             distance = "embedding <=> %s"
         else:
-            # An approximate scan. Filters applied after the index scan would starve
-            # it: an iterative scan keeps walking the graph until enough rows pass.
             distance = f"embedding::vector({dim}) <=> %s::vector({dim})"
-            ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
-            self.conn.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', %s, true)",
-                (str(ef_search),),
-            )
+            self._use_index(fetch)
         query = (
             f"SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s"
         )
