@@ -80,7 +80,7 @@ def build(home: Path, size: int, out: Any) -> None:
     out.put({"corpus": corpus_size})
 
 
-def generation(home: Path, config: str, subjects_count: int, out: Any) -> None:
+def generation(home: Path, config: str, subjects_count: int, full_scan: bool, out: Any) -> None:
     from zero_memory.access.project_identity import project_paths
     from zero_memory.hygiene import filters
     from zero_memory.hygiene.candidates import pairs
@@ -108,7 +108,7 @@ def generation(home: Path, config: str, subjects_count: int, out: Any) -> None:
         "subjects_per_s": round(len(subjects) / generation_s, 1),
         "pair_keys": sorted(c.key for c in candidates),
     }
-    if config == "graph":
+    if config == "graph" and full_scan:
         started = time.perf_counter()
         with app.store.tx() as tx:
             paths = project_paths(tx, OWNER)
@@ -184,15 +184,16 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=1_000, help="memories written before the routine sweep")
     parser.add_argument("--home", default=None, help="reuse (or create) a data directory")
     parser.add_argument("--no-exact", action="store_true", help="skip the exact-scan floor")
+    parser.add_argument("--no-full-scan", action="store_true", help="skip the filters and the fake-judge pair scan")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     home = Path(args.home or tempfile.mkdtemp(prefix="zm-sweep-"))
     home.mkdir(parents=True, exist_ok=True)
     context = multiprocessing.get_context("spawn")
     corpus = run(context, build, home, args.size)["corpus"]
-    rows = [run(context, generation, home, "graph", args.subjects)]
+    rows = [run(context, generation, home, "graph", args.subjects, not args.no_full_scan)]
     if not args.no_exact:
-        rows.append(run(context, generation, home, "exact", args.subjects))
+        rows.append(run(context, generation, home, "exact", args.subjects, False))
         found = set(rows[0]["pair_keys"])
         truth = set(rows[1]["pair_keys"])
         rows[1]["graph_found_share"] = round(len(found & truth) / len(truth), 4) if truth else 1.0

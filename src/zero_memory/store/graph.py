@@ -93,14 +93,18 @@ class Graph:
         found: Any = self._index.get(np.asarray(keys, dtype=np.uint64), dtype="f32")
         return np.stack([np.asarray(v, dtype=np.float32) for v in found])
 
-    def search(self, vectors: np.ndarray, count: int, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """(keys, similarities) of each vector's ``count`` nearest, most similar first; -1 pads a short row."""
+    def search(
+        self, vectors: np.ndarray, count: int, *, threads: int = 1, expansion: int = EXPANSION_SEARCH
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, similarities) of each vector's ``count`` nearest, most similar first; -1 pads a short row.
+
+        ``expansion`` is the candidate list kept while walking the graph (at least ``count``)."""
         vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
         if count <= 0 or len(self._index) == 0:
             empty = np.full((len(vectors), 0), -1, dtype=np.int64)
             return empty, np.zeros((len(vectors), 0), dtype=np.float32)
-        if count > EXPANSION_SEARCH:
-            self._set_expansion(count)
+        if max(count, expansion) != EXPANSION_SEARCH:
+            self._set_expansion(max(count, expansion))
         try:
             found: Any = self._index.search(vectors, count, threads=threads)
         finally:

@@ -18,6 +18,10 @@ from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
 from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 
 CHUNK = 500
+# The sweep's graph walk keeps no more candidates than it asks for: its subjects are stored memories,
+# found as well that way (measured at 100k memories, 2,000 subjects: 99.5 % of the exact scan's pairs
+# with 40 candidates kept, 99.7 % with recall's 128, at half the time).
+SWEEP_EXPANSION = 0
 
 
 class SQLiteVectors:
@@ -112,7 +116,9 @@ class SQLiteVectors:
         index = self.index
         index.refresh(self)
         most = max((len(e) for e in excludes), default=0)
-        batches = index.candidates_many(vectors, flt, want=_want(limit, most), floor=floor, threads=2)
+        batches = index.candidates_many(
+            vectors, flt, want=_want(limit, most), floor=floor, threads=2, expansion=SWEEP_EXPANSION
+        )
         return self._verified(vectors, batches, flt, excludes, floor, limit)
 
     def _verified(
