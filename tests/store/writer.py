@@ -15,6 +15,9 @@ each tag it finds through its index.
 ``python -m tests.store.writer save-forever URL`` (SQLite, the graph index):
 inserts memories and saves index snapshots, printing ``saving`` before each
 save, until killed.
+``python -m tests.store.writer bulk-load URL TAG COUNT`` (PostgreSQL): starts a
+bulk load (the HNSW index dropped), commits COUNT memories ``TAG n``, prints
+``loading`` and sleeps until killed.
 """
 
 from __future__ import annotations
@@ -116,6 +119,17 @@ def save_forever(url: str) -> None:
         store.save_index()
 
 
+def bulk_load(url: str, tag: str, count: int) -> None:
+    store = AsSystem(open_store(url, dim=DIM))
+    with store.bulk_load(1_000_000):
+        for n in range(count):
+            content = f"{tag} {n}"
+            with store.tx(write=True) as tx:
+                put(tx, memory(content, minutes=n), vector_for(content))
+        print("loading", flush=True)
+        time.sleep(600)
+
+
 def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "insert":
@@ -128,6 +142,8 @@ def main(argv: list[str]) -> None:
         share(url, rest[0], int(rest[1]), Path(rest[2]), rest[3].split(","))
     elif command == "save-forever":
         save_forever(url)
+    elif command == "bulk-load":
+        bulk_load(url, rest[0], int(rest[1]))
     else:
         raise SystemExit(f"unknown command {command!r}")
 

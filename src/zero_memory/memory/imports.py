@@ -130,19 +130,32 @@ def import_path(
         raise errors.validation(f"path: {path} does not exist")
     report = ImportReport()
     batch: list[tuple[str, ImportRecord, str]] = []
-    for where, record, directory in read_records(path):
-        if isinstance(record, str):
-            report.fail(where, record)
-            continue
-        batch.append((where, record, directory))
-        if len(batch) >= BATCH:
+    with app.store.bulk_load(count_records(path)):
+        for where, record, directory in read_records(path):
+            if isinstance(record, str):
+                report.fail(where, record)
+                continue
+            batch.append((where, record, directory))
+            if len(batch) >= BATCH:
+                _write_batch(app, caller, batch, scope, project_hint, report)
+                advance(len(batch))
+                batch = []
+        if batch:
             _write_batch(app, caller, batch, scope, project_hint, report)
             advance(len(batch))
-            batch = []
-    if batch:
-        _write_batch(app, caller, batch, scope, project_hint, report)
-        advance(len(batch))
     return report
+
+
+def count_records(path: Path) -> int:
+    """About how many records ``read_records`` yields (a line per JSONL record, a Markdown file each),
+    counted without parsing them."""
+    files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [] if path.suffix == ".md" else [path]
+    markdown = len(list(path.rglob("*.md"))) if path.is_dir() else int(path.suffix == ".md")
+    lines = 0
+    for file in files:
+        with file.open("rb") as handle:
+            lines += sum(1 for line in handle if line.strip())
+    return markdown + lines
 
 
 def _write_batch(

@@ -437,4 +437,9 @@ class Store(Protocol):
         """What ``migrate()`` would apply, changing nothing; refuses a database newer than the code."""
         ...
 
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """Around a load of about ``rows`` new memories in many transactions (an import, a copy): a store
+        whose search index is cheaper to build once than to maintain row by row builds it after the load."""
+        ...
+
     def close(self) -> None: ...

@@ -266,6 +266,11 @@ class SQLiteStore:
         done = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall()) if exists.fetchone() else {}
         return [name for _, name, _ in migrations.pending("sqlite", done)]
 
+    @contextmanager
+    def bulk_load(self, rows: int) -> Iterator[None]:
+        """Nothing to do: the vector index catches up with the loaded rows at the next search."""
+        yield
+
     def save_index(self, *, at_least: int = 1) -> bool:
         """Save a snapshot of the vector index if it has ``at_least`` unsaved changes."""
         with self.tx() as tx:

