@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
@@ -16,6 +17,7 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_server, stop_server, unique, zm
 from tests.pg import session_server
+from zero_memory.store import open_store, system_tx
 
 pytestmark = pytest.mark.anyio
 
@@ -122,3 +124,46 @@ async def test_a_queued_pair_whose_sides_moved_to_different_projects_is_dismisse
         assert len(served.asked_about(tag)) == asked  # neither the sweep nor the re-judge pass asked again
         for memory in (green, blue):
             assert (await call_ok(client, "get_memory", {"id": memory["id"]}))["memory"]["status"] == "live"
+
+
+def add_trail(served: Served, memory_id: str, rows: int) -> None:
+    """Many audit rows for one memory, as years of use would leave (written straight to the server's store)."""
+    store = open_store(served.database_url)
+    try:
+        with system_tx(store, "test", write=True) as tx:
+            start = tx.audit_for_memory(memory_id, limit=1)[0].at
+            for n in range(rows):
+                tx.add_audit(
+                    actor="alice",
+                    action="pin" if n % 2 == 0 else "unpin",
+                    owner="alice",
+                    memory_ids=[memory_id],
+                    payload={"n": n},
+                    run_id=None,
+                    at=start + timedelta(minutes=n + 1),
+                )
+    finally:
+        store.close()
+
+
+async def test_a_long_audit_trail_reads_newest_first_and_pages_to_the_oldest(served: Served) -> None:
+    async with connect(served.deployment, "http", "auto") as client:
+        written = {"content": unique("The release train leaves on Tuesdays"), "kind": "fact", "scope": "personal"}
+        fact = await call_ok(client, "remember", written)
+        add_trail(served, fact["id"], 240)
+
+        first = await call_ok(client, "get_memory", {"id": fact["id"]})
+        assert [a["payload"]["n"] for a in first["audit"]] == list(range(239, 189, -1))  # 50 rows, the newest
+        assert first["next_cursor"]
+
+        trail, cursor = list(first["audit"]), first["next_cursor"]
+        while cursor:
+            page = await call_ok(client, "get_memory", {"id": fact["id"], "limit": 200, "cursor": cursor})
+            trail += page["audit"]
+            cursor = page["next_cursor"]
+        assert len(trail) == 241 and trail[-1]["action"] == "remember"  # the oldest row: the write itself
+        assert [a["payload"]["n"] for a in trail[:-1]] == list(range(239, -1, -1))
+
+    shown = zm({**served.deployment.env, "ZM_USER": "alice"}, "get", fact["id"], "--limit", "3").stdout
+    assert [line.split()[-1] for line in shown.splitlines() if line.startswith("  20")] == ["unpin", "pin", "unpin"]
+    assert f"zm get {fact['id']} --cursor" in shown

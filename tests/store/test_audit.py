@@ -15,7 +15,7 @@ def audit(tx: Tx, action: str, ids: list[str], *, minutes: float = 0, run: str |
     )
 
 
-def test_rows_are_numbered_in_order_and_found_by_memory(store: Store) -> None:
+def test_rows_are_numbered_in_order_and_found_by_memory_newest_first(store: Store) -> None:
     with store.tx(write=True) as tx:
         first = audit(tx, "remember", ["mem_a"], minutes=0, kind="fact")
         second = audit(tx, "supersede", ["mem_b", "mem_a", "mem_b"], minutes=1, reason="newer")
@@ -23,13 +23,32 @@ def test_rows_are_numbered_in_order_and_found_by_memory(store: Store) -> None:
     assert second > first
     with store.tx() as tx:
         rows = tx.audit_for_memory("mem_a")
-        assert [r.seq for r in rows] == [first, second]
-        assert rows[1].memory_ids == ["mem_b", "mem_a", "mem_b"]
-        assert rows[1].payload == {"reason": "newer"}
-        assert (rows[1].actor, rows[1].action, rows[1].owner, rows[1].at) == ("alice", "supersede", "alice", at(1))
+        assert [r.seq for r in rows] == [second, first]
+        assert rows[0].memory_ids == ["mem_b", "mem_a", "mem_b"]
+        assert rows[0].payload == {"reason": "newer"}
+        assert (rows[0].actor, rows[0].action, rows[0].owner, rows[0].at) == ("alice", "supersede", "alice", at(1))
         assert [r.seq for r in tx.audit_for_memory("mem_b")] == [second]
-        assert [r.seq for r in tx.audit_for_memory("mem_a", limit=1)] == [first]
+        assert [r.seq for r in tx.audit_for_memory("mem_a", limit=1)] == [second]
         assert tx.audit_for_memory("mem_z") == []
+
+
+def test_a_long_trail_is_read_newest_first_page_by_page_and_by_action(store: Store) -> None:
+    with store.tx(write=True) as tx:
+        seqs = [audit(tx, "pin" if n % 2 else "unpin", ["mem_a"], minutes=n) for n in range(250)]
+        audit(tx, "forget", ["mem_b"], minutes=300)
+    with store.tx() as tx:
+        newest = tx.audit_for_memory("mem_a")
+        assert [r.seq for r in newest] == seqs[::-1][:200]  # the recent trail, not the first 200 rows
+        pages, before = [], None
+        while page := tx.audit_for_memory("mem_a", limit=60, before=before):
+            pages += [r.seq for r in page]
+            before = page[-1].seq
+        assert pages == seqs[::-1]
+        pins = tx.audit_for_memory("mem_a", actions=["pin"], limit=3)
+        assert [r.seq for r in pins] == [seqs[249], seqs[247], seqs[245]]
+        assert [r.seq for r in tx.audit_for_memory("mem_a", actions=["pin"], before=seqs[2])] == [seqs[1]]
+        assert tx.audit_for_memory("mem_a", actions=["forget"]) == []
+        assert tx.audit_for_memory("mem_a", actions=[]) == []
 
 
 def test_rows_are_found_by_run_and_by_action_since(store: Store) -> None:

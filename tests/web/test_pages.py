@@ -222,3 +222,26 @@ def test_settled_rows_say_how_they_were_settled(alice_web: TestClient, seed: See
     assert moot in dismissed and "Dismissed: a side was no longer live" in dismissed
     run = alice_web.get(run_page).text
     assert "queue.dismiss" in run and "dismissed stale" in run
+
+
+def test_a_memory_page_shows_its_newest_audit_rows_and_links_to_older_ones(
+    alice_web: TestClient, seed: Seeder, app: App
+) -> None:
+    memory_id = seed.memory("alice", unique("The release train leaves on Tuesdays"))
+    with app.store.tx(write=True) as tx:
+        for n in range(60):
+            tx.add_audit(
+                actor="alice",
+                action=f"step-{n:02}",
+                owner="alice",
+                memory_ids=[memory_id],
+                payload={},
+                run_id=None,
+                at=app.clock(),
+            )
+    page = alice_web.get(f"/memories/{memory_id}").text
+    assert "step-59" in page and "step-10" in page and "step-09" not in page
+    assert page.index("step-59") < page.index("step-58")
+    (older,) = re.findall(rf'href="(/memories/{memory_id}\?cursor=\d+)">Older entries', page)
+    rest = alice_web.get(older).text
+    assert "step-09" in rest and "step-00" in rest and "step-10" not in rest and "Older entries" not in rest

@@ -95,9 +95,16 @@ def recall(
 
 
 @handles_errors
-def get(memory_id: Annotated[str, typer.Argument(help="A memory id.")], json_out: bool = JsonOption) -> None:
-    """Show one memory with its links, version history, audit trail and disputes."""
-    result = lifecycle.get_memory(app(), local_caller(), memory_id)
+def get(
+    memory_id: Annotated[str, typer.Argument(help="A memory id.")],
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help=f"Audit rows to show, newest first (1–{lifecycle.MAX_AUDIT_PAGE}).")
+    ] = lifecycle.AUDIT_PAGE,
+    cursor: Annotated[str | None, typer.Option("--cursor", help="Continue with older audit rows.")] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Show one memory with its links, version history, audit trail (newest first) and disputes."""
+    result = lifecycle.get_memory(app(), local_caller(), memory_id, limit=limit, cursor=cursor)
     if json_out:
         print_json(result)
         return
@@ -108,6 +115,8 @@ def get(memory_id: Annotated[str, typer.Argument(help="A memory id.")], json_out
         console.print(f"  replaced {entry.id}: {entry.content}", highlight=False, markup=False)
     for row in result.audit:
         console.print(f"  {row.at} {row.actor} {row.action}", highlight=False, markup=False)
+    if result.next_cursor:
+        console.print(f"older audit rows: zm get {m.id} --cursor {result.next_cursor}", highlight=False)
 
 
 @handles_errors

@@ -42,8 +42,11 @@ def cache_key(loop_id: str, evidence_id: str) -> str:
     return f"loop_closure:{loop_id}>{evidence_id}"
 
 
+REOPENED = ("restore",)
+
+
 def ever_reopened(trail: Sequence[AuditEntry]) -> bool:
-    return any(entry.action == "restore" for entry in trail)
+    return any(entry.action in REOPENED for entry in trail)
 
 
 def closes(closed: bool, confidence: float, floor: float) -> bool:
@@ -65,7 +68,7 @@ def candidates(app: App, owner: str) -> list[Found]:
     with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
-            if vector is None or ever_reopened(tx.audit_for_memory(loop.id)):
+            if vector is None or ever_reopened(tx.audit_for_memory(loop.id, actions=REOPENED, limit=1)):
                 continue
             near = tx.similar(
                 vector,
@@ -134,7 +137,8 @@ def _record(app: App, loop: Memory, evidence: Memory, judgement: Judgement, run_
         if not closes(judgement.verdict == CLOSED, judgement.confidence, floor):
             return False
         current = tx.get_memory(loop.id, SYSTEM)
-        if current is None or not current.live or ever_reopened(tx.audit_for_memory(loop.id)):
+        reopened = ever_reopened(tx.audit_for_memory(loop.id, actions=REOPENED, limit=1))
+        if current is None or not current.live or reopened:
             return False
         transitions.close_loop(
             tx,

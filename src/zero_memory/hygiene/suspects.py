@@ -12,8 +12,9 @@ evidence they cleared it of.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
+from itertools import takewhile
 
 from zero_memory import transitions
 from zero_memory.app import App
@@ -21,22 +22,38 @@ from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, Disput
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store.base import SYSTEM, Tx
 
 SUSPECT = "stale_suspect"
 
 
-SETTLED = frozenset({"queue.resolve", "queue.dismiss"})
+SETTLED = ("queue.resolve", "queue.dismiss")
+SIGNAL = ("challenge",)
+PAGE = 200
 
 
-def last_reset(trail: Sequence[AuditEntry]) -> datetime | None:
+def newest_first(tx: Tx, memory_id: str, actions: Sequence[str]) -> Iterator[AuditEntry]:
+    """The memory's audit rows of these actions, newest first, however long its trail."""
+    before = None
+    while True:
+        page = tx.audit_for_memory(memory_id, actions=actions, before=before, limit=PAGE)
+        yield from page
+        if len(page) < PAGE:
+            return
+        before = page[-1].seq
+
+
+def last_reset(tx: Tx, memory_id: str) -> datetime | None:
     """When a single-subject row about the memory was last settled, whatever its verdict or outcome.
 
     Whoever upheld or retired a challenge, or settled a suspicion, has looked at the memory: the evidence
     before that moment is spent. A single-subject row's audit rows name its one memory only.
     """
-    settled = [entry.at for entry in trail if entry.action in SETTLED and len(entry.memory_ids) == 1]
-    return max(settled) if settled else None
+    return next((e.at for e in newest_first(tx, memory_id, SETTLED) if len(e.memory_ids) == 1), None)
+
+
+def signals_since(tx: Tx, memory_id: str, floor: datetime) -> int:
+    return sum(1 for _ in takewhile(lambda e: e.at > floor, newest_first(tx, memory_id, SIGNAL)))
 
 
 def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) -> None:
@@ -59,10 +76,9 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
                 continue
             if any(d.shape is DisputeShape.SINGLE for d in tx.open_disputes_for([memory_id])):
                 continue
-            trail = tx.audit_for_memory(memory_id)
-            floor = max(since, last_reset(trail) or since)
-            signals = [e for e in trail if e.action == "challenge" and e.at > floor]
-            if len(signals) < config.stale_suspect_threshold:
+            floor = max(since, last_reset(tx, memory_id) or since)
+            signals = signals_since(tx, memory_id, floor)
+            if signals < config.stale_suspect_threshold:
                 continue
             tally.add("stale_suspects")
             if dry_run:
@@ -76,7 +92,7 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
                 status=DisputeStatus.PENDING,
                 memory_a=memory_id,
                 created_at=now,
-                reason=f"challenged {len(signals)} times since {floor.date().isoformat()}",
+                reason=f"challenged {signals} times since {floor.date().isoformat()}",
                 run_id=run_id,
             )
-            transitions.raise_dispute(tx, dispute, actor="hygiene.suspects", at=now, payload={"signals": len(signals)})
+            transitions.raise_dispute(tx, dispute, actor="hygiene.suspects", at=now, payload={"signals": signals})

@@ -84,7 +84,8 @@ def get_memory(result: GetMemoryResult) -> str:
         lines.append(f"history (depth {entry.depth}): {entry.id} {entry.status}: {preview(entry.content)}")
     for dispute in result.disputes:
         lines.append(f"open dispute {dispute.id}: {dispute.verdict} ({dispute.shape})")
-    lines.append(f"audit trail: {len(result.audit)} entries")
+    more = f"; older: cursor {result.next_cursor}" if result.next_cursor else ""
+    lines.append(f"audit trail: {len(result.audit)} entries, newest first{more}")
     return "\n".join(lines)
 
 

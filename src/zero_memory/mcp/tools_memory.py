@@ -182,14 +182,27 @@ def _memory_links(result: GetMemoryResult) -> list[ResourceLink]:
     return [memory_link(memory_id) for memory_id in dict.fromkeys(ids)]
 
 
+class GetMemoryArgs(ToolArgs):
+    id: str = MemoryId
+    limit: int = Field(
+        default=lifecycle.AUDIT_PAGE,
+        ge=1,
+        le=lifecycle.MAX_AUDIT_PAGE,
+        description=f"Audit rows per page, newest first (1–{lifecycle.MAX_AUDIT_PAGE}).",
+    )
+    cursor: str | None = Field(
+        default=None, max_length=40, description="next_cursor from the previous answer: the older audit rows."
+    )
+
+
 @toolset.tool(title="Get a memory", read_only=True, idempotent=True, mirror=mirrors.get_memory, links=_memory_links)
-def get_memory(call: ToolCall, args: IdArgs) -> GetMemoryResult:
+def get_memory(call: ToolCall, args: GetMemoryArgs) -> GetMemoryResult:
     """Read one memory whole: its row (status, why it was retired, its successor), its links, its version
-    history (the memories it superseded), its audit trail and its open disputes. Check a memory this way
-    before you update, forget or rely on it. An id you cannot see answers `not_found:`. The same JSON is the
-    resource zm://memory/{id}.
+    history (the memories it superseded), its audit trail (newest first, `limit` rows; `next_cursor` pages
+    to older ones) and its open disputes. Check a memory this way before you update, forget or rely on it.
+    An id you cannot see answers `not_found:`. The same JSON is the resource zm://memory/{id}.
     """
-    return lifecycle.get_memory(call.app, call.caller, args.id)
+    return lifecycle.get_memory(call.app, call.caller, args.id, limit=args.limit, cursor=args.cursor)
 
 
 class ForgetArgs(ToolArgs):

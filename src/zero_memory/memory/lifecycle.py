@@ -35,6 +35,8 @@ from zero_memory.memory.views import memory_view
 from zero_memory.store.base import Tx
 
 MAX_HISTORY = 50
+AUDIT_PAGE = 50
+MAX_AUDIT_PAGE = 200
 MAX_MOVE = 100
 CALLER_LINK_TYPES = ("relates_to", "derived_from", "contradicts")
 
@@ -193,7 +195,22 @@ def history(tx: Tx, vis: Visibility, memory: Memory) -> list[HistoryEntry]:
     return entries
 
 
-def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
+def audit_position(cursor: str | None) -> int | None:
+    """The audit row a page continues after: ``next_cursor`` of the previous page."""
+    if cursor is None:
+        return None
+    if not cursor.isdigit() or len(cursor) > 19:
+        raise errors.validation(f"cursor: {cursor[:30]!r} is not a next_cursor from get_memory")
+    return int(cursor)
+
+
+def get_memory(
+    app: App, caller: Caller, memory_id: str, *, limit: int = AUDIT_PAGE, cursor: str | None = None
+) -> GetMemoryResult:
+    """One memory whole; its audit trail newest first, ``limit`` rows a page, older pages by ``cursor``."""
+    if not 1 <= limit <= MAX_AUDIT_PAGE:
+        raise errors.validation(f"limit: between 1 and {MAX_AUDIT_PAGE}")
+    before = audit_position(cursor)
     now = app.clock()
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
@@ -202,7 +219,7 @@ def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
         linked = tx.get_memories([lk.src if lk.dst == memory.id else lk.dst for lk in links], vis)
         links = [lk for lk in links if (lk.src if lk.dst == memory.id else lk.dst) in linked]
         disputes = tx.open_disputes_for([memory.id])
-        audit = tx.audit_for_memory(memory.id)
+        page = tx.audit_for_memory(memory.id, limit=limit + 1, before=before)
         chain = history(tx, vis, memory)
         pinned = bool(tx.pinned([memory.id]))
     return GetMemoryResult(
@@ -221,8 +238,9 @@ def get_memory(app: App, caller: Caller, memory_id: str) -> GetMemoryResult:
                 payload=a.payload,
                 run_id=a.run_id,
             )
-            for a in audit
+            for a in page[:limit]
         ],
+        next_cursor=str(page[limit - 1].seq) if len(page) > limit else None,
         disputes=[
             DisputeRef(
                 id=d.id,

@@ -50,12 +50,12 @@ def list_loops(
         else:
             found = tx.closed_loops(covered, limit=limit + 1)
         page = found[:limit]
-        trails = {m.id: tx.audit_for_memory(m.id) for m in page}
-    return LoopList(loops=[loop_view(m, trails[m.id], now) for m in page], status=status, more=len(found) > limit)
+        closings = {m.id: tx.audit_for_memory(m.id, actions=("close_loop",), limit=1) for m in page}
+    return LoopList(loops=[loop_view(m, closings[m.id], now) for m in page], status=status, more=len(found) > limit)
 
 
 def loop_view(memory: Memory, trail: list[AuditEntry], now: datetime) -> LoopView:
-    closing = next((a for a in reversed(trail) if a.action == "close_loop"), None)
+    closing = next((a for a in trail if a.action == "close_loop"), None)  # the trail is newest first
     days = round(age_days(memory.created_at, now), 1)
     closed = not memory.live and closing is not None
     return LoopView(

@@ -161,8 +161,11 @@ class GetMemoryResult(BaseModel):
     memory: MemoryView
     links: list[LinkView]
     history: list[HistoryEntry]
-    audit: list[AuditView]
+    audit: list[AuditView] = Field(description="The audit trail, newest first; one page of it.")
     disputes: list[DisputeRef]
+    next_cursor: str | None = Field(
+        default=None, description="Older audit rows remain: pass this as cursor for the next page."
+    )
 
 
 class LifecycleResult(BaseModel):

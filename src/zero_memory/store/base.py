@@ -291,7 +291,18 @@ class Tx(Protocol):
         run_id: str | None,
         at: datetime,
     ) -> int: ...
-    def audit_for_memory(self, memory_id: str, *, limit: int = 200) -> list[AuditEntry]: ...
+    def audit_for_memory(
+        self,
+        memory_id: str,
+        *,
+        limit: int = 200,
+        before: int | None = None,
+        actions: Collection[str] | None = None,
+    ) -> list[AuditEntry]:
+        """A memory's audit rows, newest first: at most ``limit``, older than the row numbered ``before``,
+        only of ``actions`` when given (a long-lived memory's recent trail is what a reader needs)."""
+        ...
+
     def audit_for_run(self, run_id: str) -> list[AuditEntry]: ...
     def audit_actions(self, action: str, *, since: datetime | None = None) -> list[AuditEntry]: ...
 

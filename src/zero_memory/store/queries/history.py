@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,7 +13,7 @@ from zero_memory.domain.records import (
     Link,
 )
 from zero_memory.store.queries.base import SqlBase
-from zero_memory.store.rows import audit_from_row, cap_payload, link_from_row
+from zero_memory.store.rows import audit_from_row, cap_payload, link_from_row, marks
 
 
 class HistoryQueries(SqlBase):
@@ -89,11 +89,29 @@ class HistoryQueries(SqlBase):
             self._exec("INSERT INTO audit_memories(audit_seq, memory_id) VALUES (?, ?)", (seq, memory_id))
         return seq
 
-    def audit_for_memory(self, memory_id: str, *, limit: int = 200) -> list[AuditEntry]:
+    def audit_for_memory(
+        self,
+        memory_id: str,
+        *,
+        limit: int = 200,
+        before: int | None = None,
+        actions: Collection[str] | None = None,
+    ) -> list[AuditEntry]:
+        where: list[str] = ["m.memory_id = ?"]
+        params: list[Any] = [memory_id]
+        if before is not None:
+            where.append("m.audit_seq < ?")
+            params.append(before)
+        if actions is not None:
+            chosen = sorted(set(actions))
+            if not chosen:
+                return []
+            where.append(f"a.action IN ({marks(len(chosen))})")
+            params += chosen
         rows = self._query(
             "SELECT a.* FROM audit a JOIN audit_memories m ON m.audit_seq = a.seq "
-            "WHERE m.memory_id = ? ORDER BY a.seq LIMIT ?",
-            (memory_id, limit),
+            f"WHERE {' AND '.join(where)} ORDER BY m.audit_seq DESC LIMIT ?",
+            [*params, limit],
         )
         return [audit_from_row(r) for r in rows]
 

@@ -32,7 +32,9 @@ def index(app: App, request: Request, caller: Caller) -> Response:
 
 
 def detail(app: App, request: Request, caller: Caller) -> Response:
-    found = get_memory(app, caller, request.path_params["memory_id"])
+    found = get_memory(
+        app, caller, request.path_params["memory_id"], cursor=forms.optional(request.query_params, "cursor")
+    )
     return render(request, app, caller, "memory.html", {"found": found, "m": found.memory})
 
 
