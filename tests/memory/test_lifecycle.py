@@ -24,7 +24,7 @@ def test_forget_keeps_the_row_and_restore_brings_it_back(app: App, alice: Caller
     assert lifecycle.restore_memory(app, alice, fact.id).changed
     assert not lifecycle.restore_memory(app, alice, fact.id).changed
     actions = [a.action for a in lifecycle.get_memory(app, alice, fact.id).audit]
-    assert actions == ["remember", "forget", "restore"]
+    assert actions == ["restore", "forget", "remember"]  # newest first
 
 
 def test_close_loop_only_closes_open_loops(app: App, alice: Caller) -> None:

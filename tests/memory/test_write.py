@@ -106,9 +106,9 @@ def test_a_declared_supersede_closes_the_open_loop_it_replaces(app: App, alice: 
     task = write(app, alice, "Migrate the billing cron to the new scheduler", kind="task")
     done = write(app, alice, "The billing cron now runs on the new scheduler", links=[supersede(task.id)])
     assert done.superseded == [task.id]
-    audit = get_memory(app, alice, task.id).audit
-    assert audit[-1].action == "supersede"
-    assert audit[-1].payload["loop_closed"] is True
+    audit = get_memory(app, alice, task.id).audit  # newest first
+    assert audit[0].action == "supersede"
+    assert audit[0].payload["loop_closed"] is True
 
 
 def test_missing_dead_and_self_targets_are_skipped_and_reported(app: App, alice: Caller) -> None:
@@ -258,7 +258,7 @@ def test_same_session_refinement_supersedes_the_older_write(app: App) -> None:
     assert newer.status == "created"
     assert newer.superseded == [older.id]
     assert stored(app, older.id).superseded_by == newer.id
-    assert get_memory(app, caller, older.id).audit[-1].action == "refine"
+    assert get_memory(app, caller, older.id).audit[0].action == "refine"  # newest first
 
 
 def test_refinement_never_crosses_sessions(app: App) -> None:

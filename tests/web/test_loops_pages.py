@@ -49,7 +49,7 @@ def test_close_and_reopen_from_the_page_leave_an_audit_trail(alice_web: TestClie
     assert post(alice_web, f"/loops/{task}/reopen") == "/loops?status=closed"
     assert task in alice_web.get("/loops").text
     actions = [a.action for a in get_memory(seed.app, seed.caller("alice"), task).audit]
-    assert actions[-2:] == ["close_loop", "restore"]
+    assert actions[:2] == ["restore", "close_loop"]  # newest first
 
 
 def test_a_fact_cannot_be_closed_as_a_loop(alice_web: TestClient, seed: Seeder) -> None:
