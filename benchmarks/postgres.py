@@ -1,7 +1,8 @@
 """PostgreSQL at scale: bulk import, ``zm db copy``, recall and the sweep, on one corpus.
 
     python benchmarks/postgres.py --home DIR [--size 100000] [--subjects 2000] [--queries 300]
-                                  [--database-url URL] [--skip import,copy,recall,sweep] [--json]
+                                  [--database-url URL] [--skip import,copy,recall,sweep] [--database NAME]
+                                  [--json]
 
 The corpus is benchmarks/sweep.py's: --size memories of benchmarks/corpus.py
 in a SQLite store under --home (built there if missing; reuse it). Without
@@ -23,6 +24,9 @@ load average before and after:
 5. sweep: candidate pairs of the --subjects newest memories (the sweep's
    floor and cap) on the imported database, and the share of SQLite's
    exact-scan pairs for the same subjects that PostgreSQL found.
+
+--database NAME runs recall and the sweep on a database a previous run left
+(zm_bench_import or zm_bench_copy), with --skip import,copy.
 
 Runs against whichever zero_memory is imported: put another checkout's src
 first on PYTHONPATH to measure it on the same data.
@@ -95,6 +99,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--database-url", default=None, help="a PostgreSQL server (default: a throwaway one)")
     parser.add_argument("--skip", default="", help="phases to skip, comma-separated")
+    parser.add_argument("--database", default=None, help="recall and sweep on this database of the server")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -150,7 +155,7 @@ def main() -> None:
         }
     )
 
-    imported_url = None
+    imported_url = urlunsplit(urlsplit(server_url)._replace(path=f"/{args.database}")) if args.database else None
     if "import" not in skip:
         started_load = load()
         imported_url = fresh_database(server_url, "zm_bench_import")
