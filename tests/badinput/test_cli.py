@@ -279,6 +279,10 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "user-add/no-name": (("user", "add"), USAGE, "Missing argument"),
     "user-list/unknown-option": (("user", "list", "--all"), USAGE, "No such option"),
     "user-token/unknown-user": (("user", "token", "nobody"), REFUSED, "not_found: no user nobody"),
+    "user-delete/unknown-user": (("user", "delete", "nobody", "--confirm", "nobody"), REFUSED, "not_found: no user"),
+    "user-delete/wrong-confirmation": (("user", "delete", "bob", "--confirm", "alice"), REFUSED, "validation_failed:"),
+    "user-delete/no-confirmation": (("user", "delete", "bob"), REFUSED, "validation_failed: confirm:"),
+    "user-delete/no-name": (("user", "delete"), USAGE, "Missing argument"),
     "user-oauth-list/unknown-user": (("user", "oauth", "list", "nobody"), REFUSED, "not_found: no user nobody"),
     "user-oauth-list/no-name": (("user", "oauth", "list"), USAGE, "Missing argument"),
     "user-oauth-revoke/nothing-named": (

@@ -22,6 +22,7 @@ from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
+from zero_memory.store.graph import Graph
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sqlite import SQLiteStore
 
@@ -294,3 +295,45 @@ def _listing(folder: Path) -> list[Path]:
         return list(folder.iterdir())
     except FileNotFoundError:
         return []
+
+
+def _graph_keys(folder: Path) -> set[int]:
+    """The keys of every snapshot saved beside the database."""
+    found: set[int] = set()
+    for snapshot in IndexFiles(folder / "zm.db").snapshots():
+        found.update(int(k) for k in Graph.restore(snapshot.path, DIM).keys())  # noqa: SIM118 (not a dict)
+    return found
+
+
+def _seqs_of(store: Store, owner: str) -> set[int]:
+    with store.tx() as tx:
+        return {r["seq"] for r in tx._query("SELECT seq FROM memories WHERE owner = ?", (owner,))}  # type: ignore[attr-defined]
+
+
+def test_an_account_deletion_leaves_no_vector_of_the_user_in_any_process_or_snapshot(tmp_path: Path) -> None:
+    """The deleting process rewrites the snapshot; another process that had the vectors (a running server)
+    drops them at its next refresh, and no snapshot it saves afterwards holds them."""
+    deleting = cast(Store, AsSystem(open_graph(tmp_path)))
+    fill(deleting, 300)
+    server = open_graph(tmp_path)
+    with closing(server):
+        probe = vector_for("memory 0-7")
+        for store in (server, deleting):
+            with store.tx() as tx:
+                assert tx.similar(probe, floor=-1.0, limit=300)  # each process's graph holds every vector
+        assert deleting.save_index()  # type: ignore[attr-defined]
+        alice = _seqs_of(deleting, "alice")
+        assert alice and alice <= _graph_keys(tmp_path)
+
+        with deleting.tx(write=True) as tx:
+            counts = tx.erase_user("alice", "former-0", at(0))
+        deleting.purge_removed()
+
+        assert counts["memories"] == len(alice)
+        assert not alice & _graph_keys(tmp_path)
+        assert server.save_index(at_least=1)  # the server catches up before it saves
+        assert not alice & _graph_keys(tmp_path)
+        assert not alice & set(np.flatnonzero(server.index._has).tolist())
+        with server.tx() as tx:
+            assert {n.memory.owner for n in tx.similar(probe, floor=-1.0, limit=300)} == {"bob", "carol"}
+    deleting.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from zero_memory.access import users as accounts
 from zero_memory.capture import budget
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.judge import keys
+from zero_memory.memory import erasure
 from zero_memory.store import system_tx
 
 group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
@@ -72,6 +74,56 @@ def token(
         new_token = accounts.issue_token(tx, name)
     print_json({"user": name, "token": new_token}) if json_out else console.print(
         new_token, highlight=False, markup=False
+    )
+
+
+@group.command("delete")
+@handles_errors
+def delete(
+    name: Annotated[str, typer.Argument(help="The user to delete.")],
+    confirm: Annotated[
+        str | None,
+        typer.Option(
+            "--confirm",
+            metavar="NAME",
+            help="The user's name again, to confirm (asked at a prompt when on a terminal).",
+            show_default=False,
+        ),
+    ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            metavar="PATH",
+            help="A new file for the user's export (default: ZM_HOME/exports/NAME-TIME.jsonl).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: bool = JsonOption,
+) -> None:
+    """Delete a user for good: export their memories to a file, then remove them and every row of theirs.
+
+    Memories they wrote to a project or team another member reads stay, attributed to a
+    pseudonym instead of the name. The only command that removes rows; undo it only by
+    restoring a backup.
+    """
+    application = app()
+    erasure.account(application, name)
+    if confirm is None:
+        if not sys.stdin.isatty():
+            raise errors.validation(f"confirm: pass --confirm {name} to delete the account (no terminal to ask on)")
+        confirm = typer.prompt(f"This deletes {name} and their memories for good. Type the name to confirm", err=True)
+    done = erasure.delete_account(application, name, confirm=confirm, export_path=export)
+    if json_out:
+        print_json({"user": name, **done.to_dict()})
+        return
+    kept = f"; {done.kept_memories} team memories stay, as {done.pseudonym}" if done.kept_memories else ""
+    console.print(
+        f"deleted {name}: {done.removed.get('memories', 0)} memories removed{kept}; "
+        f"their export ({done.exported} memories) is in {done.export_path}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
 
 

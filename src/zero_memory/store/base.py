@@ -420,6 +420,12 @@ class Tx(Protocol):
         """Surfacings per day and channel (kept and rolled up): day, user_id, channel, count."""
         ...
 
+    # account deletion (access/erasure.py): the one operation that removes rows
+    def erase_user(self, uid: str, pseudonym: str, at: datetime) -> dict[str, int]:
+        """Remove a user and their rows; memories they wrote to a scope another member reads stay, under
+        ``pseudonym`` (store/queries/erasure.py). Rows removed per table, and ``kept_memories``, ``kept_projects``."""
+        ...
+
     # whole-table copies (zm db copy): ``table`` is one of sql.COPY_TABLES, nothing else
     def copy_rows(self, table: str, after: Sequence[Any] | None, limit: int) -> list[dict[str, Any]]:
         """Whole rows in key order after the key ``after``; ``embedding`` as a float32 array."""
@@ -451,6 +457,11 @@ class Store(Protocol):
     def bulk_load(self, rows: int) -> AbstractContextManager[None]:
         """Around a load of about ``rows`` new memories in many transactions (an import, a copy): a store
         whose search index is cheaper to build once than to maintain row by row builds it after the load."""
+        ...
+
+    def purge_removed(self) -> None:
+        """After ``Tx.erase_user``: remove what still holds the removed rows beside the tables (the SQLite
+        vector index's snapshots and write-ahead log, PostgreSQL's dead row versions)."""
         ...
 
     def close(self) -> None: ...

@@ -537,6 +537,16 @@ class PostgresStore:
         self._common = (now, words)
         return words
 
+    def purge_removed(self) -> None:
+        """After rows were removed (account deletion): vacuum the memories, so their dead row versions
+        and HNSW index entries go now rather than at autovacuum's next visit.
+
+        VACUUM needs the table's owner (the servers' role, docs/deployment.md); under another
+        role PostgreSQL skips it with a warning and autovacuum does it later.
+        """
+        with self._connect() as conn:
+            conn.execute("VACUUM memories")
+
     def close(self) -> None:
         self._pool.close()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from zero_memory.store.queries.accounts import AccountQueries
 from zero_memory.store.queries.capture import CaptureQueries
 from zero_memory.store.queries.copying import CopyQueries
+from zero_memory.store.queries.erasure import ErasureQueries
 from zero_memory.store.queries.history import HistoryQueries
 from zero_memory.store.queries.memories import MemoryQueries
 from zero_memory.store.queries.oauth import OAuthQueries
@@ -35,5 +36,6 @@ class SqlTx(
     RunQueries,
     CaptureQueries,
     CopyQueries,
+    ErasureQueries,
 ):
     """Everything both stores do with the same SQL. Adapters supply the hooks of ``SqlBase``."""

@@ -55,6 +55,14 @@ class SQLiteTx(SQLiteVectors, SqlTx):
     def act_as_system(self, name: str) -> None:
         """Nothing to enforce: SQLite has no row-level security."""
 
+    def _erasing(self) -> None:
+        """Pages freed from here on are overwritten with zeros, not left in the file (account deletion)."""
+        self.conn.execute("PRAGMA secure_delete = ON")
+
+    def _erased(self) -> None:
+        """FTS5 keeps a removed row's words (with a deletion marker) until its segments merge: merge them all."""
+        self.conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 
@@ -272,9 +280,35 @@ class SQLiteStore:
         yield
 
     def save_index(self, *, at_least: int = 1) -> bool:
-        """Save a snapshot of the vector index if it has ``at_least`` unsaved changes."""
+        """Save a snapshot of the vector index if it has ``at_least`` unsaved changes.
+
+        The index catches up first: a snapshot never holds a vector whose row another process
+        removed (account deletion) after this one last searched.
+        """
         with self.tx() as tx:
+            if self.index.loaded:
+                self.index.refresh(tx)
             return self.index.save(tx, at_least=at_least)
+
+    def purge_removed(self) -> None:
+        """After rows were removed (account deletion): no copy of them stays beside the database.
+
+        The index drops the removed vectors and replaces its snapshot with one without
+        them, or, with no graph to save, discards the snapshots; the write-ahead log,
+        which still holds the removed pages, is checkpointed and truncated (as far as
+        readers in other processes allow; SQLite reuses it either way).
+        """
+        with self.tx() as tx:
+            self.index.refresh(tx)
+            saved = self.index.save(tx, at_least=0)
+        files = self.index.files
+        if files is not None:
+            newest = files.snapshots()[:1] if saved else []
+            for snapshot in files.snapshots():
+                if snapshot not in newest:
+                    files.discard(snapshot)
+        with suppress(sqlite3.Error):
+            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with suppress(sqlite3.Error, OSError):

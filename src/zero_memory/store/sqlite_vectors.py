@@ -40,9 +40,12 @@ class SQLiteVectors:
     # -- what the index reads ---------------------------------------------------------
 
     def changed_rows(self, after_rev: int, limit: int) -> list[Row]:
+        # Removed rows (account deletion, migration 0013) come as rows with no vector: the index drops them.
         cursor = self.conn.execute(
-            "SELECT seq, owner, scope, kind, status, embedding, rev FROM memories WHERE rev > ? ORDER BY rev LIMIT ?",
-            (after_rev, limit),
+            "SELECT seq, owner, scope, kind, status, embedding, rev FROM memories WHERE rev > ? "
+            "UNION ALL SELECT seq, '', '', '', 'removed', NULL, rev FROM memory_removals WHERE rev > ? "
+            "ORDER BY rev LIMIT ?",
+            (after_rev, after_rev, limit),
         )
         return [(r[0], r[1], r[2], r[3], r[4] == "live", r[5], r[6]) for r in cursor.fetchall()]
 
