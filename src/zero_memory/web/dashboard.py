@@ -31,7 +31,7 @@ from zero_memory.app import App
 from zero_memory.memory.validation import invalid_input
 from zero_memory.web import auth
 from zero_memory.web.rendering import STATIC, local_path, redirect, render
-from zero_memory.web.views import insights, login, loops, memories, oauth, portability, queue, runs
+from zero_memory.web.views import account, insights, login, loops, memories, oauth, portability, queue, runs
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +151,9 @@ def build(app: App) -> ASGIApp:
         Route("/oauth/consent", action(app, oauth.decide), methods=post),
         Route("/clients", page(app, oauth.clients), methods=get),
         Route("/clients/{grant_id}/revoke", action(app, oauth.revoke), methods=post),
+        Route("/account", page(app, account.index), methods=get),
+        Route("/account/export", page(app, account.export), methods=get),
+        Route("/account/delete", action(app, account.delete), methods=post),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = ErrorPages(app)
