@@ -46,7 +46,8 @@ def proxied(deployment: Deployment) -> Iterator[str]:
 
 
 def test_behind_a_proxy_every_oauth_url_is_the_public_one(proxied: str, deployment: Deployment) -> None:
-    proxy = {"Host": "zm.example.com", "X-Forwarded-Proto": "https"}
+    # A forged X-Forwarded-Host changes nothing: every URL comes from ZM_PUBLIC_URL.
+    proxy = {"Host": "zm.example.com", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "attacker.example"}
     resource = httpx.get(f"{proxied}/.well-known/oauth-protected-resource/mcp", headers=proxy).json()
     assert resource == {
         "resource": f"{PUBLIC}/mcp",

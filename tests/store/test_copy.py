@@ -32,7 +32,7 @@ from zero_memory.store.postgres import PostgresStore
 from zero_memory.store.sql import COPY_TABLES
 
 # What a store keeps for itself and a copy leaves alone.
-NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters"}
+NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters", "memory_removals"}
 NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv")}
 
 

@@ -103,9 +103,9 @@ def delete(
 ) -> None:
     """Delete a user for good: export their memories to a file, then remove them and every row of theirs.
 
-    Memories they wrote to a project or team another member reads stay, attributed to a
-    pseudonym instead of the name. The only command that removes rows; undo it only by
-    restoring a backup.
+    Memories they wrote to a project or team another member reads stay, under a pseudonym.
+
+    The only command that removes rows: only a backup brings them back.
     """
     application = app()
     erasure.account(application, name)

@@ -23,8 +23,8 @@ def _table(name: str, key: str, columns: str) -> CopiedTable:
 # Every table of an installation, parents before children (the foreign keys),
 # for ``zm db copy``; the only table names copy_rows, insert_rows and count_rows
 # accept. Left out on purpose: schema_migrations (each store migrates itself),
-# SQLite's locks, counters, rev column and FTS tables (the triggers rebuild
-# them as rows arrive), PostgreSQL's generated content_tsv.
+# SQLite's locks, counters, rev column, memory_removals and FTS tables (the
+# triggers rebuild them as rows arrive), PostgreSQL's generated content_tsv.
 COPY_TABLES: dict[str, CopiedTable] = {
     t.name: t
     for t in (
