@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.cli.harness import run_in_process
+from tests.cli.harness import run_binary, run_in_process
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.records import Channel
@@ -95,3 +95,50 @@ def test_a_bad_retention_setting_is_refused(value: str, tmp_path_factory: pytest
     assert refused.exit_code == 1
     assert refused.stderr.startswith("validation_failed: ZM_USAGE_RETENTION_DAYS: expected a whole number of days")
     assert not (home / "zm.db").exists()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_zm_db_rollup_run_as_a_subprocess_folds_old_rows_and_refuses_a_bad_setting(
+    backend: str, make_app: Callable[..., App]
+) -> None:
+    """The binary, on the real clock: rows past their retention become per-day counts, recent ones stay;
+    a bad ``ZM_USAGE_RETENTION_DAYS`` is refused with its prefix and changes nothing."""
+    app = make_app({"ZM_USAGE_RETENTION_DAYS": "30"}, backend=backend)
+    now = app.clock()
+    memory_id = remember(
+        app,
+        Caller("alice", client="test"),
+        RememberRequest(content="The backup job runs at night", kind="fact", scope="personal"),  # type: ignore[arg-type]
+    ).id
+    with system_tx(app.store, "test-setup", write=True) as tx:
+        for days, events, surfaced in ((1, 2, 1), (100, 3, 0), (400, 0, 4)):
+            at = now - timedelta(days=days)
+            for _ in range(events):
+                tx.add_usage_event(
+                    user_id="alice", tool="recall", client="test", outcome="ok", declared_supersede=False, at=at
+                )
+            if surfaced:
+                tx.add_surfacings("alice", [memory_id] * surfaced, at, session_id="s", channel=Channel.RECALL)
+    env = {
+        "ZM_HOME": str(app.settings.home),
+        "ZM_DATABASE_URL": app.settings.database_url,
+        "ZM_EMBEDDING_MODEL": "hash:512",
+        "ZM_USAGE_RETENTION_DAYS": "30",
+    }
+    before = counts(app)
+    refused = run_binary(["db", "rollup"], env={**env, "ZM_USAGE_RETENTION_DAYS": "0"})
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith("validation_failed: ZM_USAGE_RETENTION_DAYS:"), refused.stderr
+    assert counts(app) == before
+
+    rolled = run_binary(["db", "rollup", "--json"], env=env)
+
+    assert rolled.exit_code == 0, rolled.stderr
+    assert rolled.json()["usage_events_rolled_up"] == 3 and rolled.json()["surfacings_rolled_up"] == 4
+    after = counts(app)
+    assert after["usage_events"] == before["usage_events"] - 3 and after["surfacings"] == before["surfacings"] - 4
+    assert after["usage_event_days"] == 1 and after["surfacing_days"] == 1
+    assert after["audit"] == before["audit"] + 1
+    with system_tx(app.store, "test") as tx:
+        by_day = tx.usage_by_day(since=now - timedelta(days=365), user_id="alice")
+    assert sum(row["count"] for row in by_day if row["tool"] == "recall") == 5

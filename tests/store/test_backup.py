@@ -39,7 +39,7 @@ def test_a_backup_taken_while_another_process_writes_is_a_consistent_copy(zm: Zm
         while len(memory_contents(path)) < 20 and time.monotonic() < deadline and writer.poll() is None:
             time.sleep(0.05)
         assert len(memory_contents(path)) >= 20, "the writer did not start"
-        backed = zm("db", "backup", str(tmp_path / "copy.db"), "--json", env=env)
+        backed = zm("db", "backup", str(tmp_path / "copy.db"), "--json", env=env, binary=True)
     finally:
         stop.touch()
         writer.wait(timeout=120)
@@ -68,11 +68,11 @@ def test_restore_refuses_a_non_empty_store_without_force_then_replaces_it(zm: Zm
     assert zm("db", "backup", str(tmp_path / "nightly.db"), env=env).exit_code == 0
     later = zm("remember", "Written after the backup was taken", "--kind", "fact", "--scope", "personal", env=env)
     assert later.exit_code == 0
-    refused = zm("db", "restore", str(tmp_path / "nightly.db"), env=env)
+    refused = zm("db", "restore", str(tmp_path / "nightly.db"), env=env, binary=True)
     assert refused.exit_code == 1
     assert refused.stderr.startswith("conflict: the store at") and "pass --force" in refused.stderr
     assert "Written after the backup was taken" in memory_contents(path)
-    restored = zm("db", "restore", str(tmp_path / "nightly.db"), "--force", "--json", env=env)
+    restored = zm("db", "restore", str(tmp_path / "nightly.db"), "--force", "--json", env=env, binary=True)
     assert restored.exit_code == 0, restored.stderr
     assert restored.json()["rows"] == {"users": 1, "memories": 1}
     assert memory_contents(path) == ["The nightly job runs at 02:00 UTC"]
@@ -104,7 +104,7 @@ def test_bad_backup_and_restore_requests_are_refused_and_change_nothing(zm: Zm, 
         (("db", "restore", str(path), "--force"), "validation_failed: PATH: that is the store itself"),
     ]
     for args, prefix in cases:
-        refused = zm(*args, env=env)
+        refused = zm(*args, env=env, binary=True)
         assert refused.exit_code == 1 and refused.stderr.startswith(prefix), (args, refused.stderr)
         assert refused.stderr.count("\n") == 1
     assert (tmp_path / "taken.db").read_text() == "occupied"
@@ -152,7 +152,7 @@ def test_a_pg_dump_restored_into_a_fresh_database_recalls(zm: Zm, pg_server: PgS
         )
         restored = {"ZM_DATABASE_URL": target, "ZM_USER": "alice"}
         assert zm("db", "migrate", "--check", "--json", env=restored).json()["pending"] == []
-        found = zm("recall", "how long do we keep invoices", "--scope", "*", "--json", env=restored)
+        found = zm("recall", "how long do we keep invoices", "--scope", "*", "--json", env=restored, binary=True)
         assert found.exit_code == 0, found.stderr
         assert [h["id"] for h in found.json()["hits"]] == [kept.json()["id"]]
         after = zm("remember", "A write after the restore", "--kind", "fact", "--scope", "personal", env=restored)

@@ -83,7 +83,7 @@ def test_check_lists_what_would_change_and_changes_nothing(zm: Zm, old_url: str,
 
 def test_the_next_release_migrates_the_old_database_and_recalls_from_it(zm: Zm, old_url: str) -> None:
     env = {"ZM_DATABASE_URL": old_url}
-    migrated = zm("db", "migrate", "--json", env=env)
+    migrated = zm("db", "migrate", "--json", env=env, binary=True)
     assert migrated.exit_code == 0, migrated.stderr
     backend = "sqlite" if old_url.startswith("sqlite:") else "postgres"
     assert applied_versions(old_url) == [name for _, name, _ in migrations.scripts(backend)]
@@ -93,7 +93,9 @@ def test_the_next_release_migrates_the_old_database_and_recalls_from_it(zm: Zm, 
         with psycopg.connect(old_url) as conn:
             analyzed = conn.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'memories'")
             assert analyzed.fetchone()[0] is not None
-    alice = zm("recall", "which port does staging use", "--scope", "*", "--json", env={**env, "ZM_USER": "alice"})
+    alice = zm(
+        "recall", "which port does staging use", "--scope", "*", "--json", env={**env, "ZM_USER": "alice"}, binary=True
+    )
     assert alice.exit_code == 0, alice.stderr
     contents = [h["content"] for h in alice.json()["hits"]]
     assert contents[0] == "The staging database runs on port 6543"
@@ -116,7 +118,7 @@ def test_a_database_newer_than_the_code_is_refused(zm: Zm, old_url: str) -> None
     record_future_migration(old_url)
     env = {"ZM_DATABASE_URL": old_url, "ZM_USER": "alice"}
     for args in (("db", "migrate"), ("db", "migrate", "--check"), ("recall", "anything")):
-        refused = zm(*args, env=env)
+        refused = zm(*args, env=env, binary=True)
         assert refused.exit_code == 1, args
         assert refused.stderr.startswith("conflict: the database was migrated by a newer zero-memory"), refused.stderr
         assert "9999_from_the_future.sql" in refused.stderr and "downgrading is not supported" in refused.stderr
