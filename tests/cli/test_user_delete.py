@@ -10,7 +10,12 @@ memory. Bad input changes nothing.
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import sqlite3
+import subprocess
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +24,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.cli.harness import Zm, app_for
+from tests.cli.harness import ZM, Zm, app_for, environ
 from tests.pg import PgServer, pg_server  # noqa: F401  (fixture)
 from zero_memory.access import oauth, users
 from zero_memory.access.caller import Caller
@@ -364,3 +369,49 @@ class _query:
 
     def __exit__(self, *exc: object) -> None:
         self.conn.close()
+
+
+def answer_prompt(env: dict[str, str], typed: str, export: Path) -> tuple[int, str]:
+    """``zm user delete quill`` on a terminal (a pseudo-terminal): type ``typed`` at its prompt.
+    (exit code, what the terminal showed)."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [str(ZM), "user", "delete", NAME, "--export", str(export)],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=environ(env),
+    )
+    os.close(terminal)
+    shown = b""
+    deadline = time.monotonic() + 120
+    while b"Type the name to confirm" not in shown and time.monotonic() < deadline:
+        ready, _, _ = select.select([controller], [], [], 1)
+        if ready:
+            shown += os.read(controller, 4096)
+    os.write(controller, typed.encode() + b"\n")
+    code = process.wait(timeout=300)
+    while select.select([controller], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    return code, shown.decode(errors="replace")
+
+
+def test_on_a_terminal_the_name_is_asked_for_and_a_wrong_one_changes_nothing(tmp_path: Path) -> None:
+    env = {"ZM_HOME": str(tmp_path / "home"), "ZM_EMBEDDING_MODEL": "hash:512"}
+    seed(env)
+    inspect = f"sqlite:///{tmp_path / 'home' / 'zm.db'}"
+    before = tables(inspect)
+    code, shown = answer_prompt(env, "bob", tmp_path / "wrong.jsonl")
+    assert code == 1 and "validation_failed: confirm:" in shown, shown
+    assert tables(inspect) == before and not (tmp_path / "wrong.jsonl").exists()
+    code, shown = answer_prompt(env, NAME, tmp_path / "right.jsonl")
+    assert code == 0 and f"deleted {NAME}" in shown, shown
+    assert naming(tables(inspect), NAME) == {}
+    assert (tmp_path / "right.jsonl").exists()
