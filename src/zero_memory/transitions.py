@@ -128,8 +128,13 @@ def restore(
     run_id: str | None = None,
     payload: Mapping[str, object] | None = None,
 ) -> list[str]:
-    """Clear an invalidation and the supersede links pointing at it; return the removed links' sources."""
+    """Clear an invalidation and the supersede links pointing at it; return the removed links' sources.
+
+    The memory is marked restored for good: someone (a person, an agent, an undo) judged its
+    invalidation false, so automation may queue it from now on but never invalidate it again.
+    """
     tx.set_status(memory.id, Status.LIVE, None, None, at)
+    tx.mark_restored(memory.id, at)
     removed = tx.remove_links(dst=memory.id, link_type="supersedes", at=at)
     tx.add_audit(
         actor=actor,

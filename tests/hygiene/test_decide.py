@@ -29,6 +29,7 @@ PROTECTED_KINDS = {Kind.GOTCHA, Kind.CONVENTION, Kind.DECISION, Kind.PREFERENCE}
 KIND_CHOICES = (Kind.FACT, Kind.DECISION)  # a kind that is never protected, one that is at rank >= 1
 # Both sides of every gate: 0.89/0.9 (auto and complementary link), 0.94/0.95 (auto-invalidate).
 CONFIDENCES = (0.0, 0.89, 0.9, 0.94, 0.95, 1.0)
+RESTORED = ("", "a", "b", "ab")  # which sides were once restored after an invalidation
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ def queue_row(verdict: Verdict) -> Expected:
 
 
 def invalidation(loser: Side, winner: Side, verdict: Verdict) -> Expected:
+    # Whatever rule picked it, a loser once restored is never invalidated automatically: the pair is queued.
+    if loser.restored:
+        return queue_row(verdict)
     reason = "duplicate" if verdict is Verdict.DUPLICATE else "superseded"
     return Expected("invalidate", loser=loser.id, winner=winner.id, reason=reason)
 
@@ -123,10 +127,11 @@ def observed(outcome: Outcome) -> Expected:
     return Expected(outcome.action.value)
 
 
-def pair_of(rank_a: int, kind_a: Kind, rank_b: int, kind_b: Kind, a_is_newer: bool) -> PairFacts:
+def pair_of(rank_a: int, kind_a: Kind, rank_b: int, kind_b: Kind, a_is_newer: bool, restored: str = "") -> PairFacts:
+    """``restored``: which side ("a", "b" or both, "ab") was once restored."""
     older, newer = T0, T0 + timedelta(days=3)
-    a = Side("mem_a", kind_a, rank_a, newer if a_is_newer else older)
-    b = Side("mem_b", kind_b, rank_b, older if a_is_newer else newer)
+    a = Side("mem_a", kind_a, rank_a, newer if a_is_newer else older, "a" in restored)
+    b = Side("mem_b", kind_b, rank_b, older if a_is_newer else newer, "b" in restored)
     return PairFacts(a, b)
 
 
@@ -137,15 +142,15 @@ def test_every_routing_combination_follows_the_table(
     verdict: Verdict | None, confidence: float, allow_auto: bool
 ) -> None:
     wrong = []
-    for rank_a, rank_b, kind_a, kind_b, a_is_newer in itertools.product(
-        RANKS, RANKS, KIND_CHOICES, KIND_CHOICES, (True, False)
+    for rank_a, rank_b, kind_a, kind_b, a_is_newer, restored in itertools.product(
+        RANKS, RANKS, KIND_CHOICES, KIND_CHOICES, (True, False), RESTORED
     ):
-        pair = pair_of(rank_a, kind_a, rank_b, kind_b, a_is_newer)
+        pair = pair_of(rank_a, kind_a, rank_b, kind_b, a_is_newer, restored)
         expected = oracle(verdict, pair.a, pair.b, confidence, allow_auto)
         got = observed(decide(pair, verdict, confidence, GATES, allow_auto=allow_auto))
         if got != expected:
             wrong.append(
-                f"A=({kind_a}, rank {rank_a}{', newer' if a_is_newer else ''}) "
+                f"restored={restored or 'none'} A=({kind_a}, rank {rank_a}{', newer' if a_is_newer else ''}) "
                 f"B=({kind_b}, rank {rank_b}{'' if a_is_newer else ', newer'}): expected {expected}, got {got}"
             )
     assert not wrong, "\n".join(wrong)
@@ -255,3 +260,22 @@ def test_an_invalidation_never_hits_a_protected_side_and_below_the_gate_only_inv
         # without a provisional side, only rules 6 and 7 act, each above its gate
         threshold = 0.9 if verdict is Verdict.DUPLICATE else 0.95
         assert confidence >= threshold
+
+
+def test_a_restored_loser_is_queued_by_every_rule_that_would_retire_it() -> None:
+    restored_old = side("old")
+    restored_old = Side(restored_old.id, restored_old.kind, 0, restored_old.created_at, restored=True)
+    for pair, verdict, confidence in [
+        (PairFacts(restored_old, side("new", rank=0, days=1)), Verdict.CONTRADICTION, 0.1),  # rule 3
+        (PairFacts(restored_old, side("new", rank=1, days=1)), Verdict.DUPLICATE, 0.99),  # rule 4
+        (PairFacts(Side("old", Kind.FACT, 1, T0, restored=True), side("new", days=1)), Verdict.DUPLICATE, 1.0),
+        (PairFacts(Side("old", Kind.FACT, 1, T0, restored=True), side("new", days=1)), Verdict.B_SUPERSEDES_A, 1.0),
+    ]:
+        outcome = decide(pair, verdict, confidence, GATES)
+        assert outcome.action is Action.QUEUE and outcome.loser is None, (pair, verdict, outcome)
+
+
+def test_a_restored_winner_does_not_stop_the_loser_from_going() -> None:
+    pair = PairFacts(side("old"), Side("new", Kind.FACT, 1, T0 + timedelta(days=1), restored=True))
+    outcome = decide(pair, Verdict.B_SUPERSEDES_A, 1.0, GATES)
+    assert (outcome.action, outcome.loser, outcome.winner) == (Action.INVALIDATE, "old", "new")

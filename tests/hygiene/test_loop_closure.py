@@ -4,7 +4,6 @@ dry runs and the undo; the verdict and prompt of its judge."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import pytest
 
@@ -12,8 +11,7 @@ from tests.hygiene.pipeline import cycle, factory
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.records import AuditEntry
-from zero_memory.hygiene.loop_closure import cache_key, closes, ever_reopened
+from zero_memory.hygiene.loop_closure import cache_key, closes
 from zero_memory.hygiene.undo import undo_run
 from zero_memory.judge.base import FailureKind, JudgedMemory, LoopClosureRequest
 from zero_memory.judge.fake import FakeJudge
@@ -33,14 +31,6 @@ DONE = "Add retries to the invoice mailer: done, the mailer now retries three ti
 )
 def test_only_a_confident_closed_closes(closed: bool, confidence: float, expected: bool) -> None:
     assert closes(closed, confidence, 0.85) is expected
-
-
-def test_a_loop_ever_restored_counts_as_reopened() -> None:
-    def entry(action: str) -> AuditEntry:
-        return AuditEntry(1, datetime(2025, 1, 1, tzinfo=UTC), "alice", action, "alice", ["mem_1"], {})
-
-    assert not ever_reopened([entry("remember"), entry("close_loop")])
-    assert ever_reopened([entry("remember"), entry("close_loop"), entry("restore")])
 
 
 def test_the_cache_key_is_never_a_pair_key() -> None:

@@ -19,6 +19,8 @@ class ConflictMemory(BaseModel):
     author_kind: str
     agent_name: str
     status: str
+    # Once restored after an invalidation: the triage rule keeps it (keep both, or it wins).
+    restored: bool = False
 
 
 class Conflict(BaseModel):

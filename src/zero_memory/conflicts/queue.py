@@ -31,6 +31,7 @@ def memory_view(memory: Memory, app: App) -> ConflictMemory:
         author_kind=memory.author_kind.value,
         agent_name=memory.agent_name,
         status=memory.status.value,
+        restored=memory.restored,
     )
 
 

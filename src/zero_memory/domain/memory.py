@@ -98,11 +98,18 @@ class Memory:
     invalidated_reason: InvalidationReason | None = None
     content_hash: str = ""
     original_scope: str | None = None
+    # When a person, an agent or an undo last brought it back from an invalidation: from then on
+    # automation may only queue it, never invalidate it (a false invalidation is not repeated).
+    restored_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def live(self) -> bool:
         return self.status is Status.LIVE
+
+    @property
+    def restored(self) -> bool:
+        return self.restored_at is not None
 
     @property
     def protected(self) -> bool:

@@ -2,8 +2,9 @@
 
 The state is read again inside the transaction, so a pair that changed while
 the judge was thinking (a side forgotten, a row raised by another process) is
-left alone. Every automatic action records the verdict, confidence,
-rationale, model and run id, and is undone by ``restore_memory``.
+left alone, and a loser restored or disputed meanwhile is queued, not
+retired. Every automatic action records the verdict, confidence, rationale,
+model and run id, and is undone by ``restore_memory``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import datetime
 from zero_memory import transitions
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
 from zero_memory.hygiene.candidates import Candidate
-from zero_memory.hygiene.decide import Action, Outcome
+from zero_memory.hygiene.decide import Action, Outcome, held
 from zero_memory.ids import new_id
 from zero_memory.store.base import SYSTEM, Judgement, Tx
 
@@ -68,11 +69,10 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
     if outcome.action is Action.INVALIDATE:
         assert outcome.loser and outcome.winner and outcome.reason
         loser = current[outcome.loser]
-        if tx.open_disputes_for([loser.id]):
-            # Nothing retires a disputed memory automatically: the pair joins the queue.
-            verdict = _queue_verdict_of(outcome)
-            direction = outcome.verdict if verdict == "supersedes" else None
-            raise_dispute(tx, pair, Outcome(Action.QUEUE, outcome.rule, verdict=verdict, direction=direction), ctx)
+        if loser.restored or tx.open_disputes_for([loser.id]):
+            # Nothing retires a disputed memory, or one restored since the pair was routed,
+            # automatically: the pair joins the queue.
+            raise_dispute(tx, pair, held(outcome.rule, outcome.verdict), ctx)
             return "queued"
         transitions.retire(
             tx,
@@ -88,11 +88,6 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
         return "auto_resolved"
     raise_dispute(tx, pair, outcome, ctx)
     return "queued"
-
-
-def _queue_verdict_of(outcome: Outcome) -> str:
-    verdict = outcome.verdict or "unjudged"
-    return "supersedes" if verdict in ("a_supersedes_b", "b_supersedes_a") else verdict
 
 
 def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:

@@ -15,6 +15,10 @@ The first rule that matches wins:
 
 Without a verdict (offer mode) the pair is queued ``unjudged``; with
 ``allow_auto=False`` (the retro pass) rules 3, 4, 6 and 7 queue instead of act.
+
+Whatever rule picks a loser, a loser that was once restored (by a person, an
+agent or an undo: someone judged its invalidation false) is never invalidated
+automatically again: the pair is queued instead, under the same rule.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Side:
     kind: Kind
     rank: int
     created_at: datetime
+    restored: bool = False
 
     @property
     def protected(self) -> bool:
@@ -91,12 +96,22 @@ NOTHING = Outcome(Action.NOTHING, rule=1)
 
 
 def _invalidate(rule: int, loser: Side, winner: Side, verdict: Verdict) -> Outcome:
+    if loser.restored:
+        return held(rule, verdict.value)
     reason = InvalidationReason.DUPLICATE if verdict is Verdict.DUPLICATE else InvalidationReason.SUPERSEDED
     return Outcome(Action.INVALIDATE, rule, loser=loser.id, winner=winner.id, reason=reason, verdict=verdict.value)
 
 
 def _queue(rule: int, verdict: str, *, direction: str | None = None, contradicts: bool = False) -> Outcome:
     return Outcome(Action.QUEUE, rule, verdict=verdict, direction=direction, contradicts_link=contradicts)
+
+
+def held(rule: int, verdict: str | None) -> Outcome:
+    """The queue row for an invalidation that may not happen automatically (the loser was restored or disputed)."""
+    verdict = verdict or UNJUDGED
+    if verdict in (Verdict.A_SUPERSEDES_B.value, Verdict.B_SUPERSEDES_A.value):
+        return _queue(rule, "supersedes", direction=verdict)
+    return _queue(rule, verdict, contradicts=verdict == Verdict.CONTRADICTION.value)
 
 
 def _queue_verdict(verdict: Verdict) -> Outcome:

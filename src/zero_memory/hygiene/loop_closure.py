@@ -14,18 +14,17 @@ in the run (``transitions.close_loop`` with the evidence linked), and
 - Attributed to the loop's owner (``judge_for``), purpose ``loop_closure``.
 - Skipped in offer mode; never write-triggered.
 - A loop that was ever reopened (restored, by a person or by an undo) is
-  never closed automatically again: someone decided it is still open.
+  never closed automatically again: someone decided it is still open
+  (``Memory.restored``, as for every automatic invalidation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from zero_memory import transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory
-from zero_memory.domain.records import AuditEntry
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.loop_closure import ask, request_for
 from zero_memory.judge.owners import judge_for
@@ -40,13 +39,6 @@ LOOPS_PER_RUN = 1_000
 def cache_key(loop_id: str, evidence_id: str) -> str:
     """The judgement-cache key of a (loop, evidence) question; never the key of a pair of memories."""
     return f"loop_closure:{loop_id}>{evidence_id}"
-
-
-REOPENED = ("restore",)
-
-
-def ever_reopened(trail: Sequence[AuditEntry]) -> bool:
-    return any(entry.action in REOPENED for entry in trail)
 
 
 def closes(closed: bool, confidence: float, floor: float) -> bool:
@@ -68,7 +60,7 @@ def candidates(app: App, owner: str) -> list[Found]:
     with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
-            if vector is None or ever_reopened(tx.audit_for_memory(loop.id, actions=REOPENED, limit=1)):
+            if vector is None or loop.restored:
                 continue
             near = tx.similar(
                 vector,
@@ -137,8 +129,7 @@ def _record(app: App, loop: Memory, evidence: Memory, judgement: Judgement, run_
         if not closes(judgement.verdict == CLOSED, judgement.confidence, floor):
             return False
         current = tx.get_memory(loop.id, SYSTEM)
-        reopened = ever_reopened(tx.audit_for_memory(loop.id, actions=REOPENED, limit=1))
-        if current is None or not current.live or reopened:
+        if current is None or not current.live or current.restored:
             return False
         transitions.close_loop(
             tx,

@@ -43,8 +43,8 @@ def gates(app: App) -> Gates:
 
 def facts(pair: Candidate) -> PairFacts:
     return PairFacts(
-        a=Side(pair.a.id, pair.a.kind, int(pair.a.rank), pair.a.created_at),
-        b=Side(pair.b.id, pair.b.kind, int(pair.b.rank), pair.b.created_at),
+        a=Side(pair.a.id, pair.a.kind, int(pair.a.rank), pair.a.created_at, pair.a.restored),
+        b=Side(pair.b.id, pair.b.kind, int(pair.b.rank), pair.b.created_at, pair.b.restored),
     )
 
 

@@ -283,7 +283,8 @@ TRIAGE = """Triage the zero-memory review queue{scope}.
 
 1. Call list_conflicts (pending rows, limit 100; follow next_cursor until done).
 2. Decide each pair with these rules, in order:
-   - a memory that was once restored after a false invalidation is always kept (keep both);
+   - a side marked restored: true was once restored after a false invalidation: it is always kept
+     (keep both, or it wins);
    - a completion report beats the plan or brief for the same work (the report wins);
    - the newer checkpoint of one rollout beats the older (a shared branch or commit identifies one rollout);
    - a verified fix beats a draft diagnosis of the same problem (the fix wins);

@@ -117,6 +117,7 @@ class MemoryView(BaseModel):
     age_days: float
     disputed: bool
     pinned: bool = False
+    restored: bool = False
 
 
 class LinkView(BaseModel):

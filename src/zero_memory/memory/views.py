@@ -35,6 +35,7 @@ def memory_view(memory: Memory, now: datetime, *, disputed: bool, pinned: bool =
         age_days=round(age_days(memory.created_at, now), 3),
         disputed=disputed,
         pinned=pinned,
+        restored=memory.restored,
     )
 
 

@@ -3,8 +3,8 @@
 In order: validation; the content guard on every text field (before anything
 is embedded or stored); the write target; the portability gate; then, under
 the write lock, the provisional yield probe, same-scope dedup absorption,
-declared supersedes, same-session refinement, and the ``similar_existing``
-list. Every write and every state change writes its audit row.
+declared supersedes, same-session refinement (queued instead when the older
+side was once restored), and the ``similar_existing`` list. Every write and every state change writes its audit row.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from zero_memory.domain.memory import (
     content_hash,
     session_keys,
 )
-from zero_memory.domain.records import Visibility
-from zero_memory.ids import memory_id
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility, pair_key
+from zero_memory.ids import memory_id, new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.portability import gate_check
 from zero_memory.memory import gate
@@ -317,6 +317,10 @@ def _refine_same_session(
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue
+        if old.restored:
+            # Someone brought the older one back after an invalidation: ask, never retire it again.
+            _queue_refinement(tx, old, new, neighbour.similarity, now)
+            continue
         transitions.retire(
             tx,
             old,
@@ -329,6 +333,28 @@ def _refine_same_session(
         )
         refined.append(old.id)
     return refined
+
+
+def _queue_refinement(tx: Tx, old: Memory, new: Memory, similarity: float, now: datetime) -> None:
+    """A refinement whose older side was restored: a pending ``supersedes`` row (new over old) instead."""
+    dispute = Dispute(
+        id=new_id("dsp"),
+        owner=new.owner,
+        shape=DisputeShape.PAIR,
+        verdict="supersedes",
+        direction="b_supersedes_a",
+        rationale=(
+            f"written in the same session as the newer memory (similarity {similarity:.2f}); "
+            "the older one was restored after an invalidation, so it is not retired automatically"
+        ),
+        origin="refine",
+        status=DisputeStatus.PENDING,
+        memory_a=old.id,
+        memory_b=new.id,
+        pair_key=pair_key(old.id, new.id),
+        created_at=now,
+    )
+    transitions.raise_dispute(tx, dispute, actor=new.owner, at=now, payload={"similarity": round(similarity, 4)})
 
 
 def _similar_existing(

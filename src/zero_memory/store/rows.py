@@ -27,7 +27,8 @@ AUDIT_ROW_CAP = 8_192
 
 MEMORY_COLUMNS = (
     "id, owner, scope, kind, content, content_hash, author_kind, agent_name, rank, source, "
-    "created_at, updated_at, status, superseded_by, invalidated_reason, original_scope, session_key"
+    "created_at, updated_at, status, superseded_by, invalidated_reason, original_scope, session_key, "
+    "restored_at"
 )
 
 
@@ -72,6 +73,7 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
         superseded_by=row["superseded_by"],
         invalidated_reason=InvalidationReason(row["invalidated_reason"]) if row["invalidated_reason"] else None,
         original_scope=row["original_scope"],
+        restored_at=_dt(row["restored_at"]),
     )
 
 

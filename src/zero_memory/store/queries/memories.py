@@ -24,7 +24,7 @@ class MemoryQueries(SqlBase):
     def insert_memory(self, memory: Memory, vector: np.ndarray, model: str) -> None:
         session_key = ",".join(sorted(memory.session_keys)) or None
         self._exec(
-            f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) VALUES ({marks(20)})",
+            f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) VALUES ({marks(21)})",
             (
                 memory.id,
                 memory.owner,
@@ -43,6 +43,7 @@ class MemoryQueries(SqlBase):
                 memory.invalidated_reason.value if memory.invalidated_reason else None,
                 memory.original_scope,
                 session_key,
+                to_text(memory.restored_at) if memory.restored_at else None,
                 self._embedding_param(vector),
                 model,
                 int(vector.shape[0]),
@@ -96,6 +97,9 @@ class MemoryQueries(SqlBase):
             "UPDATE memories SET status = ?, invalidated_reason = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
             (status.value, reason.value if reason else None, superseded_by, to_text(at), memory_id),
         )
+
+    def mark_restored(self, memory_id: str, at: datetime) -> None:
+        self._exec("UPDATE memories SET restored_at = ? WHERE id = ?", (to_text(at), memory_id))
 
     def set_scope(self, memory_id: str, scope: str, original_scope: str | None, at: datetime) -> None:
         self._exec(
