@@ -4,6 +4,7 @@ OpenAI-compatible server on 127.0.0.1. Write, scan with wait, read the queue, re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -17,10 +18,17 @@ pytestmark = pytest.mark.anyio
 
 
 def judge_answer(request: RecordedRequest) -> Reply:
-    """Verdicts by topic, as a real judge would give them for these texts."""
+    """Verdicts by topic, as a real judge would give them for these texts.
+
+    Memories of two runs of the scenario (their tags differ) are unrelated: each run restores what it
+    lost, and a restored memory is never retired automatically again, so one run's restored memories
+    would otherwise turn the next run's resolutions into queue rows.
+    """
     if request.body["response_format"]["json_schema"]["name"] == "portability_verdict":
         return FakeOpenAIServer.portability(False, 0.9, "Project-specific.")
     text = FakeOpenAIServer.user_message(request)
+    if len(set(re.findall(r"\((\w+ \w+)\)", text))) > 1:
+        return FakeOpenAIServer.verdict("unrelated", 0.9, "Different runs of the scenario.")
     if "staging database" in text:
         return FakeOpenAIServer.verdict("contradiction", 0.92, "Both cannot be the staging colour.")
     if "build cache" in text:
