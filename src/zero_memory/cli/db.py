@@ -46,7 +46,11 @@ def migrate(
     if json_out:
         print_json({"pending" if check else "applied": pending, "backend": backend})
     else:
-        console.print(f"{backend}: " + (f"{verb} {', '.join(pending)}" if pending else "up to date"), highlight=False)
+        console.print(
+            f"{backend}: " + (f"{verb} {', '.join(pending)}" if pending else "up to date"),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @group.command("rollup")
