@@ -76,8 +76,9 @@ def test_every_routing_outcome_lands_end_to_end(make_app: MakeApp, alice: Caller
         run_id: str | None = run.id
         assert summary["judged"] == 1
     else:
-        scan_written(app, row(app, new))
-        run_id = None
+        # A write-triggered scan is a run of its own, and its actions carry the run's id too.
+        run_id = scan_written(app, row(app, new))
+        assert run_id is not None
     assert asked(judge) == [pair(GREEN, BLUE)]
     assert isinstance(answer, tuple)
     verdict, confidence = answer
@@ -402,7 +403,10 @@ def test_the_write_trigger_does_not_delay_the_write(make_app: MakeApp, alice: Ca
     release.set()
     app.wait_idle()
     queued = dispute_of(app, old, new.id)
-    assert queued is not None and queued.origin == "write" and queued.run_id is None
+    assert queued is not None and queued.origin == "write" and queued.run_id is not None
+    with app.store.tx() as tx:
+        run = tx.get_run(queued.run_id)
+    assert run is not None and (run.kind, run.status.value, run.owner) == ("on_write", "completed", "alice")
 
 
 def test_the_write_trigger_only_scans_the_new_memory_s_pairs(make_app: MakeApp, alice: Caller) -> None:
@@ -586,5 +590,5 @@ def test_every_judgement_is_asked_for_the_owner_under_review_within_the_run(
     assert calls and set(calls) == {("bob", run.id)}
     calls.clear()
     _, new = two(app, bob, TOPICS[1])
-    scan_written(app, row(app, new))
-    assert set(calls) == {("bob", None)}
+    written = scan_written(app, row(app, new))
+    assert written is not None and set(calls) == {("bob", written)}

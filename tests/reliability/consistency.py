@@ -124,7 +124,9 @@ def _auto_resolve_problems(tx: Tx, memories: dict[str, Memory]) -> Iterator[str]
     for entry in tx.audit_actions("hygiene.auto_resolve"):
         successor, loser_id = entry.memory_ids[0], entry.memory_ids[-1]
         where = f"auto_resolve #{entry.seq} ({loser_id} by {successor}, run {entry.run_id})"
-        if entry.run_id is not None and tx.get_run(entry.run_id) is None:
+        if entry.run_id is None:
+            yield f"{where}: it names no run"  # every automatic action belongs to a run, on-write scans too
+        elif tx.get_run(entry.run_id) is None:
             yield f"{where}: its run does not exist"
         loser = memories.get(loser_id)
         if loser is None:

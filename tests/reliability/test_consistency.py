@@ -143,6 +143,14 @@ def test_a_successor_that_does_not_exist_is_reported(healthy: Healthy) -> None:
     assert any("by missing successor mem_gone" in p for p in found)
 
 
+def test_an_auto_resolve_naming_no_run_is_reported(healthy: Healthy) -> None:
+    found = broken(
+        healthy,
+        lambda tx: raw(tx)._exec("UPDATE audit SET run_id = NULL WHERE action = 'hygiene.auto_resolve'", ()),
+    )
+    assert any("it names no run" in p for p in found)
+
+
 def test_an_auto_resolve_of_a_missing_run_is_reported(healthy: Healthy) -> None:
     found = broken(healthy, lambda tx: raw(tx)._exec("DELETE FROM runs WHERE id = ?", (healthy.run_id,)))
     assert any("its run does not exist" in p for p in found)

@@ -21,6 +21,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest
 from zero_memory.embedding import Embedder
+from zero_memory.hygiene.cycle import scan_written
 from zero_memory.judge.fake import FakeJudge
 
 pytestmark = pytest.mark.slow
@@ -339,6 +340,32 @@ def test_a_scan_auto_resolves_with_the_judge_and_its_run_is_undone(browser: Brow
         row = page.locator("table.runs tbody tr", has_text=run_id)
         expect(row).to_contain_text("auto resolved")
         expect(row.get_by_role("button", name="Undo")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_write_triggered_runs_are_folded_by_day_and_each_is_undone_alone(browser: Browser, site: Site) -> None:
+    site.seed.memory("bob", unique("The release train leaves on Tuesdays."))
+    written = []
+    for day in ("Wednesdays", "Thursdays"):
+        memory = site.seed.get(site.seed.memory("bob", unique(f"The release train leaves on {day}.")))
+        run_id = scan_written(site.seed.app, memory)
+        assert run_id is not None
+        written.append(run_id)
+    context = new_context(browser, site)
+    try:
+        page = log_in(context.new_page(), site, "bob")
+        page.goto("/runs")
+        day = page.locator("details.run-day").first
+        expect(day.locator("summary")).to_contain_text("2 runs")
+        row = day.locator("tbody tr", has_text=written[0])
+        expect(row).to_be_hidden()  # folded until opened
+        day.locator("summary").click()
+        expect(row).to_be_visible()
+        expect(day.locator("tbody tr")).to_have_count(2)
+        row.get_by_role("link", name=written[0]).click()
+        expect(page).to_have_url(re.compile(rf"/runs/{written[0]}$"))
+        expect(page.locator("h1")).to_contain_text("On write")
     finally:
         context.close()
 

@@ -13,6 +13,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.memory import Rank
 from zero_memory.domain.records import DisputeStatus
+from zero_memory.hygiene.cycle import scan_written
 from zero_memory.memory.lifecycle import forget
 
 
@@ -182,6 +183,27 @@ def test_the_scan_button_starts_a_run_whose_page_shows_its_summary(alice_web: Te
     page = alice_web.get(location).text
     assert "completed" in page and "rejudge skipped" in page
     assert location.removeprefix("/runs/") in alice_web.get("/runs").text
+
+
+def test_write_triggered_runs_are_folded_by_day_below_the_cycles(alice_web: TestClient, seed: Seeder, app: App) -> None:
+    _, cycle_page = post(alice_web, "/runs")
+    app.wait_idle()
+    cycle_id = cycle_page.removeprefix("/runs/")
+    seed.memory("alice", unique("The staging database is purple"))
+    written = []
+    for value in ("green", "blue", "red"):
+        memory = seed.get(seed.memory("alice", unique(f"The staging database is {value}")))
+        run_id = scan_written(app, memory)
+        assert run_id is not None
+        written.append(run_id)
+    page = alice_web.get("/runs").text
+    cycles, folded = page.split('<section class="write-runs"', 1)
+    assert cycle_id in cycles and not any(run_id in cycles for run_id in written)
+    (day,) = re.findall(r'<details class="run-day">\s*<summary>(.*?)</summary>', folded, re.S)
+    assert "3 runs" in day and re.search(r"queued</span> \d+", day)
+    assert all(f'href="/runs/{run_id}"' in folded for run_id in written)
+    # Each folded run is still undone on its own.
+    assert post(alice_web, f"/runs/{written[-1]}/undo") == (303, f"/runs/{written[-1]}")
 
 
 def test_another_users_run_is_not_found(web: TestClient, app: App) -> None:

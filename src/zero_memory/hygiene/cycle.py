@@ -3,7 +3,9 @@
 A full cycle over one owner's memories = pair scan of recent memories +
 stale sweep + (on demand) the re-judge pass + judge re-examination +
 portability audit + stale-suspect detection + loop closure. One cycle per owner at a time:
-a cycle holds the owner's lock and its run's lock for its whole life.
+a cycle holds the owner's lock and its run's lock for its whole life. A write-triggered scan
+is a run of its own too (kind ``on_write``), small, holding only its run's lock: every
+automatic action belongs to a run that ``zm hygiene undo`` can find.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from zero_memory.judge.base import Purpose
 from zero_memory.store import system_tx
 
 log = logging.getLogger(__name__)
+
+ON_WRITE = "on_write"  # the kind of a write-triggered scan's run
 
 Step = Callable[[App, str, Tally, str | None, bool], None]
 
@@ -96,13 +100,32 @@ def start_cycle(
     return run, None
 
 
-def scan_written(app: App, memory: Memory) -> None:
-    """The write trigger: one new memory against its neighbours, pair scan only."""
+def scan_written(app: App, memory: Memory) -> str | None:
+    """The write trigger: one new memory against its neighbours, pair scan only, as a run of kind ``on_write``.
+
+    Its automatic actions carry the run's id, so ``zm hygiene undo RUN`` finds them like a cycle's. A
+    write with no neighbour above the floor has nothing to judge and starts no run. Returns the run's id.
+    """
     config = app.settings.hygiene
     with system_tx(app.store, "hygiene") as tx:
         candidates = neighbours(tx, memory, floor=config.sweep_similarity, limit=config.sweep_max_candidates)
-    if candidates:
-        scan_pairs(app, memory.owner, candidates, Tally(), ScanOptions(purpose=Purpose.SCAN, origin="write"), None)
+    if not candidates:
+        return None
+    run = runs.start(app, owner=memory.owner, kind=ON_WRITE, started_by=memory.owner, dry_run=False)
+    assert run is not None
+    tally = Tally()
+    tally.add("subjects")
+    options = ScanOptions(purpose=Purpose.SCAN, origin="write")
+    with app.store.advisory_lock(runs.lock_name(run.id)):
+        try:
+            scan_pairs(app, memory.owner, candidates, tally, options, run.id)
+        except Exception:
+            log.exception("hygiene run %s (on write) failed", run.id)
+            tally.notes.append("the run failed; see the server log")
+            runs.finish(app, run, tally, RunStatus.FAILED)
+            return run.id
+    runs.finish(app, run, tally)
+    return run.id
 
 
 def on_write(app: App) -> Callable[[Memory], None]:

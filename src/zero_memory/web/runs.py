@@ -1,16 +1,21 @@
 """Hygiene runs as the dashboard shows them: a user's own runs, and what one run did.
 
+Write-triggered runs (one per scanned write) are grouped by day, so they do not bury the cycles.
+
 A run over another user's memories answers exactly as a missing one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, date
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Run, RunStatus
+from zero_memory.hygiene.cycle import ON_WRITE
 from zero_memory.hygiene.runs import COUNTS
 
 # What a run did to memories and the queue, as its audit rows name it.
@@ -62,10 +67,40 @@ class RunDetail:
     undone: bool
 
 
-def list_runs(app: App, caller: Caller, *, limit: int = 50) -> list[RunView]:
+@dataclass(frozen=True, slots=True)
+class RunDay:
+    """The write-triggered runs of one UTC day: many and small, so the Runs page folds them under one line."""
+
+    day: date
+    runs: list[RunView]
+
+    @property
+    def counts(self) -> list[tuple[str, int]]:
+        """The day's counts summed over its runs, in pipeline order, zeros left out."""
+        summed: Counter[str] = Counter()
+        for view in self.runs:
+            summed.update(dict(view.counts))
+        return [(name, summed[name]) for name in COUNTS if summed[name]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunsPage:
+    cycles: list[RunView]
+    write_days: list[RunDay]
+
+
+def list_runs(app: App, caller: Caller, *, limit: int = 50, window: int = 1_000) -> RunsPage:
+    """A user's recent cycles (at most ``limit``), and their write-triggered runs grouped by day, newest
+    first, both from the ``window`` newest runs."""
     with app.store.tx() as tx:
         tx.act_as(caller.uid)
-        return [RunView(r) for r in tx.list_runs(owner=caller.uid, limit=limit)]
+        recent = tx.list_runs(owner=caller.uid, limit=window)
+    cycles = [RunView(r) for r in recent if r.kind != ON_WRITE][:limit]
+    days: dict[date, list[RunView]] = {}
+    for run in recent:
+        if run.kind == ON_WRITE:
+            days.setdefault(run.started_at.astimezone(UTC).date(), []).append(RunView(run))
+    return RunsPage(cycles, [RunDay(day, views) for day, views in days.items()])
 
 
 def run_detail(app: App, caller: Caller, run_id: str) -> RunDetail:

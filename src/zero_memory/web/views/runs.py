@@ -16,7 +16,7 @@ from zero_memory.web.runs import ACTIONS, list_runs, run_detail
 
 
 def index(app: App, request: Request, caller: Caller) -> Response:
-    return render(request, app, caller, "runs.html", {"runs": list_runs(app, caller)})
+    return render(request, app, caller, "runs.html", {"page": list_runs(app, caller)})
 
 
 def start(app: App, request: Request, caller: Caller, form: FormData) -> Response:
