@@ -104,7 +104,9 @@ def recall(
         similarity = {n.memory.id: n.similarity for n in neighbours}
         text_plan = tx.text_plan(query)
         by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
-        found = tx.get_memories([*similarity, *by_text], vis)
+        # The vector search read its memories already: only those full text alone found are read here.
+        found = {n.memory.id: n.memory for n in neighbours if n.memory.scope in vis.readable}
+        found.update(tx.get_memories([i for i in by_text if i not in found], vis))
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
         # What only full text found is compared with the query vector too.
         unseen = [m.id for m in candidates if m.id not in similarity]
