@@ -23,6 +23,9 @@ class UniversalSentenceEncoder:
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        # Requests waiting for the model, taken together by whichever thread gets it next.
+        self._waiting: list[_Request] = []
+        self._waiting_lock = threading.Lock()
 
     def _loaded(self) -> Any:
         if self._model is None:
@@ -34,8 +37,47 @@ class UniversalSentenceEncoder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One pass of the model at a time; the texts of calls that wait meanwhile go through it together.
+
+        A pass over eight sentences costs about a third of eight passes over one (measured: 3.5 ms
+        of CPU for a sentence alone, 1.3 ms a sentence in a batch of eight); eight threads embedding
+        without pause form batches of two or three and spend a fifth less CPU a sentence. Each text
+        is still embedded on its own (the model mixes nothing across texts); the batch changes a
+        vector by at most about 2e-7, the rounding of a longer matrix product.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        request = _Request(list(texts))
+        with self._waiting_lock:
+            self._waiting.append(request)
         with self._lock:
-            vectors = self._loaded().encode(list(texts))
-        return normalize(np.atleast_2d(vectors))
+            # Whoever took this request from the queue finished it before letting go of the model.
+            if not request.done:
+                with self._waiting_lock:
+                    batch, self._waiting = self._waiting, []
+                self._encode(batch)
+        if request.error is not None:
+            raise request.error
+        return normalize(np.atleast_2d(request.vectors))
+
+    def _encode(self, batch: list[_Request]) -> None:
+        try:
+            vectors = self._loaded().encode([text for request in batch for text in request.texts])
+        except BaseException as error:
+            for request in batch:
+                request.error, request.done = error, True
+            raise
+        start = 0
+        for request in batch:
+            request.vectors, request.done = vectors[start : start + len(request.texts)], True
+            start += len(request.texts)
+
+
+class _Request:
+    __slots__ = ("done", "error", "texts", "vectors")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.vectors: Any = None
+        self.error: BaseException | None = None
+        self.done = False
