@@ -156,6 +156,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        self._writers = threading.Lock()
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         _LIVE_HOLDERS.add(self._holder)
 
@@ -199,24 +200,33 @@ class SQLiteStore:
             finally:
                 self._local.depth -= 1
             return
-        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        # The counter as committed when this transaction began: a rollback rewinds the index to it.
-        committed = _rev_counter(conn) if write else self.index.watermark
-        tx = self._local.tx = SQLiteTx(self, conn, write=write, changes=conn.total_changes)
-        self._local.depth = 1
+        # This process's writers wait their turn here, and each is woken the moment the one before
+        # commits. Waiting in BEGIN IMMEDIATE instead means SQLite's busy handler, which sleeps in
+        # growing steps (up to 100 ms) and leaves the file unlocked while every waiter sleeps: eight
+        # clients spent most of their time so (measured). Other processes still meet the busy handler.
+        queued = write and self._writers.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            yield tx
-        except BaseException:
-            if not tx.read_only():
-                # The index may hold rows this transaction wrote: they are read again, as committed.
-                self.index.rewind(committed)
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            # The counter as committed when this transaction began: a rollback rewinds the index to it.
+            committed = _rev_counter(conn) if write else self.index.watermark
+            tx = self._local.tx = SQLiteTx(self, conn, write=write, changes=conn.total_changes)
+            self._local.depth = 1
+            try:
+                yield tx
+            except BaseException:
+                if not tx.read_only():
+                    # The index may hold rows this transaction wrote: they are read again, as committed.
+                    self.index.rewind(committed)
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+            finally:
+                self._local.depth = 0
+                self._local.tx = None
         finally:
-            self._local.depth = 0
-            self._local.tx = None
+            if queued:
+                self._writers.release()
 
     @contextmanager
     def advisory_lock(self, name: str) -> Iterator[bool]:
