@@ -17,6 +17,8 @@ Three parts, all on SQLite and a small database (a few hundred memories per user
    is the cheapest tool (the 2026 protocol has no ``ping``): its server CPU is
    mostly the fixed cost of HTTP, the bearer check and the SDK. What a call
    costs the server beyond ``call_tool`` in process is the transport's share.
+   Then eight tasks call that app at once, half remember and half recall:
+   calls/s, latency and CPU per call with no socket and no client.
 3. **Load**: ``--clients`` SDK clients (asyncio tasks in this process, half
    alice, half bob), half remember and half recall, for ``--seconds``;
    calls/s, p50/p95 per tool, the server's CPU use (cores), and the books
@@ -140,6 +142,10 @@ def structured(tool: str, status: int, payload: bytes) -> dict[str, Any]:
     """The structured answer of a tools/call response; raises on anything but success."""
     if status != 200:
         raise RuntimeError(f"{tool}: HTTP {status}: {payload[:200]!r}")
+    if not payload.lstrip().startswith(b"{"):
+        # A call slower than the SDK's 15 s window is answered as an event stream: the answer is its last event.
+        events = [line[5:] for line in payload.splitlines() if line.startswith(b"data:")]
+        payload = events[-1] if events else payload
     answer = json.loads(payload)
     result = answer.get("result") or {}
     if answer.get("error") or result.get("isError") or result.get("structuredContent") is None:
@@ -244,6 +250,7 @@ def layers(calls: int) -> dict[str, Any]:
     from zero_memory.settings import Settings
     from zero_memory.web.app import create_app
 
+    _time_begin_immediate()
     home = Path(tempfile.mkdtemp(prefix="zm-serving-layers-"))
     app = build_app(Settings.from_environ({"ZM_HOME": str(home)}))
     with app.store.tx(write=True) as tx:
@@ -293,6 +300,34 @@ def layers(calls: int) -> dict[str, Any]:
                 rounds[name].append(await _per_call(make, batch))
         return {name: round(statistics.median(values), 3) for name, values in rounds.items()}
 
+    async def eight_at_once() -> dict[str, float]:
+        """Eight tasks calling the HTTP app in process at once, half remember and half recall."""
+        work = calls_of(9, calls * 2, "eight")
+        latencies: list[float] = []
+
+        async def one(k: int) -> None:
+            for n in range(k, len(work), 8):
+                started = time.perf_counter()
+                await client.call(*work[n])
+                latencies.append(time.perf_counter() - started)
+
+        began = len(BEGIN_WAITS)
+        cpu, wall = time.process_time(), time.perf_counter()
+        async with anyio.create_task_group() as tasks:
+            for k in range(8):
+                tasks.start_soon(one, k)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        waits = BEGIN_WAITS[began:]
+        return {
+            "s waiting in BEGIN IMMEDIATE": round(sum(waits), 2),
+            "write transactions": len(waits),
+            "calls/s": round(len(work) / wall, 1),
+            "p50 ms": round(percentile(latencies, 50) * 1000, 1),
+            "p95 ms": round(percentile(latencies, 95) * 1000, 1),
+            "CPU ms per call": round(cpu / len(work) * 1000, 2),
+            "cores used": round(cpu / wall, 2),
+        }
+
     async def run() -> None:
         import anyio.to_thread
 
@@ -316,10 +351,39 @@ def layers(calls: int) -> dict[str, Any]:
                 lambda n: app.embedder.embed([f"query {n} of the bench"]), calls
             )
             figures["shared"] = shared
+            figures["eight at once"] = await eight_at_once()
 
     anyio.run(run)
     app.close()
     return figures
+
+
+BEGIN_WAITS: list[float] = []
+
+
+def _time_begin_immediate() -> None:
+    """Every SQLite connection opened in this process from now on records how long each BEGIN IMMEDIATE waited."""
+    import sqlite3
+
+    if getattr(sqlite3.connect, "timed", False):
+        return
+    original = sqlite3.connect
+
+    class Timed(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql != "BEGIN IMMEDIATE":
+                return super().execute(sql, *args)
+            started = time.perf_counter()
+            try:
+                return super().execute(sql, *args)
+            finally:
+                BEGIN_WAITS.append(time.perf_counter() - started)
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        return original(*args, **kwargs, factory=Timed)
+
+    connect.timed = True  # type: ignore[attr-defined]
+    sqlite3.connect = connect  # type: ignore[assignment]
 
 
 def _fresh(work: list[dict[str, Any]], tool: str) -> Any:
@@ -412,7 +476,9 @@ def one_client(server: Server, calls: int) -> dict[str, Any]:
 # --- 3. load --------------------------------------------------------------------------------------
 
 
-async def _lean_client(service: Service, log: load.LoadLog, n: int, user: str, deadline: float, seed: int) -> None:
+async def _lean_client(
+    service: Service, url: str, log: load.LoadLog, n: int, user: str, deadline: float, seed: int
+) -> None:
     """One client of the load: load.py's mix and bookkeeping without scan_hygiene, over ``Lean``."""
     import random
 
@@ -424,7 +490,7 @@ async def _lean_client(service: Service, log: load.LoadLog, n: int, user: str, d
     mix = load.Mix(scan=0.0)
     try:
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(60)) as http:
-            client = Lean(http, service.url, service.deployment.tokens[user])
+            client = Lean(http, url, service.deployment.tokens[user])
             count = 0
             while time.monotonic() < deadline or count < 1:
                 count += 1
@@ -451,7 +517,7 @@ async def _lean_client(service: Service, log: load.LoadLog, n: int, user: str, d
         log.errors.append(f"client {n}: connection failed: {error!r}"[:400])
 
 
-async def _lean_load(service: Service, clients: int, seconds: float, seed: int) -> load.LoadLog:
+async def _lean_load(service: Service, urls: list[str], clients: int, seconds: float, seed: int) -> load.LoadLog:
     import uuid
 
     log = load.LoadLog(tag=f"load-{uuid.uuid4().hex[:8]}")
@@ -459,31 +525,49 @@ async def _lean_load(service: Service, clients: int, seconds: float, seed: int) 
     async with anyio.create_task_group() as tasks:
         for n in range(clients):
             user = USERS[n % len(USERS)]
-            tasks.start_soon(_lean_client, service, log, n, user, log.started + seconds, seed * 1000 + n)
+            url = urls[n % len(urls)]
+            tasks.start_soon(_lean_client, service, url, log, n, user, log.started + seconds, seed * 1000 + n)
     log.elapsed_s = time.monotonic() - log.started
     return log
 
 
-def under_load(server: Server, clients: int, seconds: float, seed: int, client: str) -> dict[str, Any]:
+def under_load(
+    server: Server, clients: int, seconds: float, seed: int, client: str, processes: int = 1
+) -> dict[str, Any]:
+    """``clients`` clients for ``seconds``; ``processes`` > 1 starts that many ``zm serve`` on the one data
+    directory (each on its own port, as behind a load-balancing proxy) and spreads the lean clients over them."""
+    from tests.mcp.helpers import start_server, stop_server
+
     service = seeded(server)
     start(service, server)
+    others = []
     try:
+        for k in range(processes - 1):
+            log_path = service.deployment.home / f"serve-extra-{k}.log"
+            others.append(start_server(service.deployment.env, log_path, *server.args))
         assert service.process is not None
-        pid = service.process.pid
+        pids = [service.process.pid] + [process.pid for process, _ in others]
+        urls = [service.url] + [url for _, url in others]
         before_load = loadavg()
         # Warm the model and the database first, as a server that has run a while.
-        aio.run(lambda: _warm(service))
-        cpu_before, client_before, wall_before = process_cpu_s(pid), time.process_time(), time.monotonic()
+        for url in urls:
+            service.deployment.url = url
+            aio.run(lambda: _warm(service))
+        service.deployment.url = urls[0]
+        cpu_before = sum(process_cpu_s(pid) for pid in pids)
+        client_before, wall_before = time.process_time(), time.monotonic()
         if client == "sdk":
             log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed, mix=load.Mix(scan=0.0))
         else:
-            log = aio.run(lambda: _lean_load(service, clients, seconds, seed))
+            log = aio.run(lambda: _lean_load(service, urls, clients, seconds, seed))
         wall = time.monotonic() - wall_before
-        server_cpu = process_cpu_s(pid) - cpu_before
+        server_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
         client_cpu = time.process_time() - client_before
         after_load = loadavg()
         books = load.audit(service, log)
     finally:
+        for process, _ in others:
+            stop_server(process)
         service.stop()
     calls = sum(len(v) for v in log.latencies_ms.values())
     tools = {
@@ -496,7 +580,7 @@ def under_load(server: Server, clients: int, seconds: float, seed: int, client: 
     }
     every = [value for values in log.latencies_ms.values() for value in values]
     return {
-        "server": server.label,
+        "server": server.label + (f", {processes} processes" if processes > 1 else ""),
         "client": client,
         "clients": clients,
         "calls": calls,
@@ -524,13 +608,15 @@ async def _warm(service: Service) -> None:
 
 def show_layers(figures: dict[str, Any]) -> None:
     print("1. one call's layers, in process: mean CPU ms per call")
-    tools = [name for name in figures if name != "shared"]
+    tools = [name for name in figures if name not in ("shared", "eight at once")]
     rows = list(figures[tools[0]])
     print(f"  {'':<28}" + "".join(f"{name[:28]:>30}" for name in tools))
     for row in rows:
         print(f"  {row:<28}" + "".join(f"{figures[name][row]:>30.3f}" for name in tools))
     for name, value in figures["shared"].items():
         print(f"  {name:<28}{value:>30.3f}")
+    print("  eight tasks at once, half remember and half recall, through the HTTP app in process:")
+    print("    " + ", ".join(f"{name} {value}" for name, value in figures["eight at once"].items()))
 
 
 def show_one_client(label: str, figures: dict[str, Any]) -> None:
@@ -566,6 +652,9 @@ def main() -> None:
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout whose server runs alongside")
     parser.add_argument("--workers", default="", help="comma-separated zm serve --workers values for part 3")
+    parser.add_argument(
+        "--processes", default="", help="comma-separated counts of zm serve processes on one data directory (part 3)"
+    )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: layers,one,load")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -592,6 +681,11 @@ def main() -> None:
                 out["load"].append(row)
                 if not args.json:
                     show_load(row)
+        for processes in [int(n) for n in args.processes.split(",") if n]:
+            row = under_load(servers[-1], args.clients, args.seconds, round_, args.client, processes)
+            out["load"].append(row)
+            if not args.json:
+                show_load(row)
         for workers in [int(n) for n in args.workers.split(",") if n]:
             server = Server(f"--workers {workers}", {}, ("--workers", str(workers)))
             row = under_load(server, args.clients, args.seconds, round_, args.client)
