@@ -11,11 +11,11 @@ from pydantic import ValidationError
 
 from zero_memory import errors
 from zero_memory.conflicts.bulk import item_choice, policy_choice
-from zero_memory.conflicts.choice import Choice, Forget, KeepBoth, Merge, Retire, Winner, choice_of
+from zero_memory.conflicts.choice import Accept, Choice, Forget, KeepBoth, Merge, Retire, Winner, choice_of
 from zero_memory.conflicts.models import BulkItem, Policy
 from zero_memory.domain.memory import AuthorKind, InvalidationReason, Kind, Memory, Rank, Status
 
-EXACTLY_ONE = "Value error, pass exactly one of keep_both, winner, forget, merge or retire"
+EXACTLY_ONE = "Value error, pass exactly one of keep_both, winner, forget, merge, retire or accept"
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 # Each field unset, set, or set to the value an edge sends for "not this one" (false for a flag).
@@ -25,6 +25,7 @@ VALUES: dict[str, tuple[Any, ...]] = {
     "forget": (None, "mem_b"),
     "merge": (None, "composed text"),
     "retire": (None, True, False),
+    "accept": (None, True, False),
 }
 ONLY: dict[str, Choice] = {
     "keep_both": KeepBoth(),
@@ -32,13 +33,14 @@ ONLY: dict[str, Choice] = {
     "forget": Forget("mem_b"),
     "merge": Merge("composed text"),
     "retire": Retire(),
+    "accept": Accept(),
 }
 
 
-def test_every_combination_of_the_five_fields_reads_as_its_one_choice_or_is_refused() -> None:
+def test_every_combination_of_the_six_fields_reads_as_its_one_choice_or_is_refused() -> None:
     wrong = []
     combos = list(itertools.product(*VALUES.values()))
-    assert len(combos) == 3 * 2 * 2 * 2 * 3
+    assert len(combos) == 3 * 2 * 2 * 2 * 3 * 3
     for combo in combos:
         fields = dict(zip(VALUES, combo, strict=True))
         chosen = [name for name, value in fields.items() if value not in (None, False)]

@@ -8,14 +8,14 @@ the caller may write × which side is newer.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from zero_memory import errors
-from zero_memory.conflicts.choice import Choice, Forget, KeepBoth, Merge, Retire, Winner
+from zero_memory.conflicts.choice import Accept, Choice, Forget, KeepBoth, Merge, Retire, Winner
 from zero_memory.conflicts.plan import Context, Plan, plan
 from zero_memory.domain.memory import AuthorKind, InvalidationReason, Kind, Memory, Rank, Status
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
@@ -247,6 +247,16 @@ def test_a_winner_supersedes_the_other_side_as_a_duplicate_or_as_superseded_by_v
         (retirement,) = got.retirements
         assert (retirement.memory.id, retirement.reason.value, retirement.successor) == (A, reason, B)
         assert got.invalidated == [A]
+
+
+def test_accepting_a_proposal_is_choosing_its_winner_and_a_row_without_one_refuses_it() -> None:
+    dispute, memories = pair(verdict="duplicate")
+    proposed = replace(dispute, proposal={"action": "invalidate", "winner": B, "loser": A, "reason": "duplicate"})
+    accepted = plan(proposed, memories, Accept(), context(BOTH))
+    assert accepted == plan(proposed, memories, Winner(B), context(BOTH))
+    with pytest.raises(errors.ZMError) as refused:
+        plan(dispute, memories, Accept(), context(BOTH))
+    assert str(refused.value).startswith("validation_failed: accept:")
 
 
 def test_a_merged_memory_typed_by_a_person_is_human_authored_at_rank_2_and_lives_where_the_newer_side_lives() -> None:

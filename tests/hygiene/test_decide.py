@@ -279,3 +279,19 @@ def test_a_restored_winner_does_not_stop_the_loser_from_going() -> None:
     pair = PairFacts(side("old"), Side("new", Kind.FACT, 1, T0 + timedelta(days=1), restored=True))
     outcome = decide(pair, Verdict.B_SUPERSEDES_A, 1.0, GATES)
     assert (outcome.action, outcome.loser, outcome.winner) == (Action.INVALIDATE, "old", "new")
+
+
+@pytest.mark.parametrize("confidence", CONFIDENCES)
+@pytest.mark.parametrize("verdict", VERDICTS, ids=[str(v) if v else "unjudged" for v in VERDICTS])
+def test_a_retro_row_proposes_exactly_what_the_automatic_route_would_have_done(
+    verdict: Verdict | None, confidence: float
+) -> None:
+    """``allow_auto=False`` queues; the row's proposal is the automatic outcome when that would have acted."""
+    for rank_a, rank_b, kind_a, kind_b, a_is_newer in itertools.product(
+        RANKS, RANKS, KIND_CHOICES, KIND_CHOICES, (True, False)
+    ):
+        pair = pair_of(rank_a, kind_a, rank_b, kind_b, a_is_newer)
+        automatic = decide(pair, verdict, confidence, GATES)
+        held = decide(pair, verdict, confidence, GATES, allow_auto=False)
+        assert held.action is not Action.INVALIDATE
+        assert held.proposed == (automatic if automatic.action is Action.INVALIDATE else None)

@@ -93,15 +93,23 @@ class Seeder:
         confidence: float = 0.82,
         rationale: str = "They disagree about the same setting.",
         origin: str = "scan",
+        proposed: Outcome | None = None,
     ) -> str:
-        """Raise a pending pair row over two stored memories, as a hygiene pass would; its id."""
+        """Raise a pending pair row over two stored memories, as a hygiene pass would; its id.
+
+        ``proposed``: the automatic outcome the pass held back (a retro row's proposal)."""
         queued = "supersedes" if verdict in ("a_supersedes_b", "b_supersedes_a") else verdict
         direction = verdict if queued == "supersedes" else None
         now = self.app.clock()
         judgement = None if verdict == "unjudged" else Judgement(verdict, confidence, rationale, "gpt-4.1")
         context = Context(actor="hygiene.scan", origin=origin, run_id=None, at=now, judgement=judgement)
         outcome = Outcome(
-            Action.QUEUE, 8, verdict=queued, direction=direction, contradicts_link=verdict == "contradiction"
+            Action.QUEUE,
+            8,
+            verdict=queued,
+            direction=direction,
+            contradicts_link=verdict == "contradiction",
+            proposed=proposed,
         )
         with self.app.store.tx(write=True) as tx:
             dispute: Dispute = raise_dispute(tx, Candidate.of(self.get(a_id), self.get(b_id), 0.7), outcome, context)

@@ -11,9 +11,10 @@ from tests.web.conftest import log_in
 from tests.web.helpers import Seeder, csrf_of, unique
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.memory import Rank
+from zero_memory.domain.memory import InvalidationReason, Rank
 from zero_memory.domain.records import DisputeStatus
 from zero_memory.hygiene.cycle import scan_written
+from zero_memory.hygiene.decide import Action, Outcome
 from zero_memory.memory.lifecycle import forget
 
 
@@ -75,6 +76,23 @@ def test_each_pair_action_settles_the_row(
     assert flash_after(alice_web, location)
     assert (seed.get(a).live, seed.get(b).live) == (live_a, live_b)
     assert seed.dispute(dispute).status is DisputeStatus.RESOLVED
+
+
+def test_a_retro_row_shows_its_proposal_and_accepting_it_carries_it_out(alice_web: TestClient, seed: Seeder) -> None:
+    old = seed.memory("alice", unique("The build cache lives in /var/cache/build"))
+    new = seed.memory("alice", unique("The build cache lives in /var/cache/build on every runner"))
+    duplicate = InvalidationReason.DUPLICATE
+    held = Outcome(Action.INVALIDATE, 6, loser=old, winner=new, reason=duplicate, verdict="duplicate")
+    dispute = seed.pair_of("alice", old, new, verdict="duplicate", confidence=0.97, origin="retro", proposed=held)
+    page = alice_web.get("/queue").text
+    card = page[page.index(f'id="{dispute}"') :]
+    card = card[: card.index("</article>")]
+    assert "The retro pass proposes: <strong>B stays</strong>, A is retired (duplicate)." in card
+    assert 'name="accept" value="1"' in card
+    status, _ = post(alice_web, f"/queue/{dispute}/resolve", accept="1")
+    assert status == 303
+    assert not seed.get(old).live and seed.get(old).superseded_by == new and seed.get(new).live
+    assert seed.dispute(dispute).resolution == {"winner": new}
 
 
 def test_merging_stores_a_human_rank_two_memory_superseding_both(alice_web: TestClient, seed: Seeder) -> None:

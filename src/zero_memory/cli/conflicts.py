@@ -49,6 +49,14 @@ def list_command(
             )
         if row.rationale:
             console.print(f"  why: {row.rationale}", highlight=False, markup=False)
+        if row.proposal:
+            proposal = row.proposal
+            console.print(
+                f"  proposes: {proposal.winner} stays, {proposal.loser} retired ({proposal.reason})"
+                f"  — accept with: zm conflicts resolve {row.id} --accept",
+                highlight=False,
+                markup=False,
+            )
 
 
 @group.command("resolve")
@@ -60,6 +68,9 @@ def resolve(
     forget: Annotated[str | None, typer.Option("--forget", help="The memory to forget.")] = None,
     merge: Annotated[str | None, typer.Option("--merge", help="Text of a new memory superseding both.")] = None,
     retire: Annotated[bool, typer.Option("--retire", help="Retire a single-subject row's memory.")] = False,
+    accept: Annotated[
+        bool, typer.Option("--accept", help="Carry out the row's proposal (a retro row: its winner stays).")
+    ] = False,
     policy: Annotated[
         str | None, typer.Option("--policy", help="newest_wins, oldest_wins or keep_both over every pending pair row.")
     ] = None,
@@ -79,7 +90,14 @@ def resolve(
         return
     if dispute_id is None:
         raise errors.validation("pass a dispute id, or --policy")
-    choice = choice_of(keep_both=keep_both or None, winner=winner, forget=forget, merge=merge, retire=retire or None)
+    choice = choice_of(
+        keep_both=keep_both or None,
+        winner=winner,
+        forget=forget,
+        merge=merge,
+        retire=retire or None,
+        accept=accept or None,
+    )
     caller = local_caller()
     outcome = resolve_service.resolve_conflict(app(), caller, dispute_id, choice, human=merge is not None)
     if json_out:

@@ -1,10 +1,11 @@
-"""How a review-queue row is settled: one of five small types, and the one reading of what the edges send.
+"""How a review-queue row is settled: one of six small types, and the one reading of what the edges send.
 
 The MCP tool, the dashboard form and ``zm conflicts resolve`` all offer the
-same five optional fields (docs/spec/tools.md ``resolve_conflict``), of which exactly
-one is set. ``choice_of`` reads them into the union, so the rule "exactly
-one" and its wording live here once; everything behind the edges matches on
-the union's type and never re-checks which field was set.
+same optional fields (docs/spec/tools.md ``resolve_conflict``, plus ``accept``:
+carry out the row's proposal), of which exactly one is set. ``choice_of``
+reads them into the union, so the rule "exactly one" and its wording live
+here once; everything behind the edges matches on the union's type and never
+re-checks which field was set.
 """
 
 from __future__ import annotations
@@ -48,11 +49,16 @@ class Retire:
     """A single-subject row's memory is invalidated, with no successor."""
 
 
-Choice: TypeAlias = KeepBoth | Winner | Forget | Merge | Retire
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """The row's proposal is carried out: its winner stays, its loser is invalidated (a retro row's proposal)."""
+
+
+Choice: TypeAlias = KeepBoth | Winner | Forget | Merge | Retire | Accept
 
 
 class ChoiceFields(BaseModel):
-    """The five optional fields the edges offer; a pydantic model so a refusal reads as any other bad argument."""
+    """The optional fields the edges offer; a pydantic model so a refusal reads as any other bad argument."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -61,17 +67,18 @@ class ChoiceFields(BaseModel):
     forget: str | None = Field(default=None, max_length=MAX_ID)
     merge: str | None = None
     retire: bool | None = None
+    accept: bool | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ChoiceFields:
         # A flag set to false is no choice: a form or a shell sends false for every button not pressed.
         chosen = [
             name
-            for name in ("keep_both", "winner", "forget", "merge", "retire")
+            for name in ("keep_both", "winner", "forget", "merge", "retire", "accept")
             if getattr(self, name) not in (None, False)
         ]
         if len(chosen) != 1:
-            raise ValueError("pass exactly one of keep_both, winner, forget, merge or retire")
+            raise ValueError("pass exactly one of keep_both, winner, forget, merge, retire or accept")
         return self
 
 
@@ -82,9 +89,10 @@ def choice_of(
     forget: str | None = None,
     merge: str | None = None,
     retire: bool | None = None,
+    accept: bool | None = None,
 ) -> Choice:
     """The choice the edge's fields name; raises pydantic's ``ValidationError`` unless exactly one is set."""
-    fields = ChoiceFields(keep_both=keep_both, winner=winner, forget=forget, merge=merge, retire=retire)
+    fields = ChoiceFields(keep_both=keep_both, winner=winner, forget=forget, merge=merge, retire=retire, accept=accept)
     if fields.winner is not None:
         return Winner(fields.winner)
     if fields.forget is not None:
@@ -93,4 +101,6 @@ def choice_of(
         return Merge(fields.merge)
     if fields.retire:
         return Retire()
+    if fields.accept:
+        return Accept()
     return KeepBoth()

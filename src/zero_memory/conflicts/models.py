@@ -23,6 +23,17 @@ class ConflictMemory(BaseModel):
     restored: bool = False
 
 
+class Proposal(BaseModel):
+    """What the retro pass would have done automatically: invalidate ``loser``, superseded by ``winner``.
+
+    Settling the row with ``accept`` carries it out (the same as ``winner``)."""
+
+    action: Literal["invalidate"]
+    winner: str
+    loser: str
+    reason: str
+
+
 class Conflict(BaseModel):
     id: str
     shape: Literal["pair", "single"]
@@ -38,6 +49,7 @@ class Conflict(BaseModel):
     memory_a: ConflictMemory
     memory_b: ConflictMemory | None = None
     resolution: dict[str, Any] | None = None
+    proposal: Proposal | None = None
 
 
 class ConflictList(BaseModel):

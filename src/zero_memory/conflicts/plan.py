@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, assert_never
 
 from zero_memory import errors
-from zero_memory.conflicts.choice import Choice, Forget, KeepBoth, Merge, Retire, Winner
+from zero_memory.conflicts.choice import Accept, Choice, Forget, KeepBoth, Merge, Retire, Winner
 from zero_memory.domain.memory import AuthorKind, InvalidationReason, Memory, Rank, content_hash
 from zero_memory.domain.records import Dispute, DisputeShape
 
@@ -78,6 +78,8 @@ def plan(dispute: Dispute, memories: Mapping[str, Memory], choice: Choice, ctx: 
     for memory in memories.values():
         if memory.scope not in ctx.writable:
             raise errors.validation(f"dispute_id: {memory.id} is in {memory.scope}, which is read-only for you")
+    if isinstance(choice, Accept):
+        choice = _accepted(dispute)
     if dispute.shape is DisputeShape.SINGLE:
         resolution, retirements = _single(dispute, memories[dispute.memory_a], choice)
         return Plan(dispute, ctx.actor, ctx.at, resolution, retirements)
@@ -88,6 +90,14 @@ def plan(dispute: Dispute, memories: Mapping[str, Memory], choice: Choice, ctx: 
         return Plan(dispute, ctx.actor, ctx.at, {"merge": merged.id}, retirements, merged)
     resolution, retirements = _pair(dispute, a, b, choice)
     return Plan(dispute, ctx.actor, ctx.at, resolution, retirements)
+
+
+def _accepted(dispute: Dispute) -> Winner:
+    """Accepting a row's proposal is choosing its winner: the loser is invalidated, superseded by it."""
+    winner = (dispute.proposal or {}).get("winner")
+    if not isinstance(winner, str):
+        raise errors.validation("accept: this row carries no proposal; choose keep_both, winner, forget or merge")
+    return Winner(winner)
 
 
 def _single(dispute: Dispute, subject: Memory, choice: Choice) -> tuple[dict[str, Any], tuple[Retirement, ...]]:

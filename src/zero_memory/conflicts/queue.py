@@ -11,7 +11,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.clock import to_text
-from zero_memory.conflicts.models import Conflict, ConflictList, ConflictMemory
+from zero_memory.conflicts.models import Conflict, ConflictList, ConflictMemory, Proposal
 from zero_memory.domain.memory import Memory, age_days
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility
 from zero_memory.store.base import DisputeQuery, Tx
@@ -52,6 +52,7 @@ def conflict_view(dispute: Dispute, memories: dict[str, Memory], app: App) -> Co
         memory_a=memory_view(memories[dispute.memory_a], app),
         memory_b=memory_view(b, app) if b else None,
         resolution=dispute.resolution or None,
+        proposal=Proposal.model_validate(dispute.proposal) if dispute.proposal else None,
     )
 
 

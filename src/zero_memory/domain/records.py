@@ -92,6 +92,8 @@ class Dispute:
     resolved_at: datetime | None = None
     resolved_by: str | None = None
     resolution: dict[str, Any] = field(default_factory=dict)
+    # A retro row's proposal: what the pass would have done automatically (hygiene/decide.py).
+    proposal: dict[str, Any] | None = None
 
     @property
     def pending(self) -> bool:

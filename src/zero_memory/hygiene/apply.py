@@ -90,6 +90,19 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
     return "queued"
 
 
+def proposal_of(proposed: Outcome | None) -> dict[str, object] | None:
+    """What a queue row proposes: the automatic action the pass held back, as the row records it."""
+    if proposed is None or not proposed.automatic:
+        return None
+    return {
+        "action": "invalidate",
+        "winner": proposed.winner,
+        "loser": proposed.loser,
+        "reason": proposed.reason.value if proposed.reason else None,
+        "rule": proposed.rule,
+    }
+
+
 def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:
     judgement = ctx.judgement
     dispute = Dispute(
@@ -108,13 +121,19 @@ def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Di
         pair_key=pair.key,
         run_id=ctx.run_id,
         created_at=ctx.at,
+        proposal=proposal_of(outcome.proposed),
     )
     dispute, raised = transitions.raise_dispute(
         tx,
         dispute,
         actor=ctx.actor,
         at=ctx.at,
-        payload={"rule": outcome.rule, "direction": outcome.direction, **ctx.evidence()},
+        payload={
+            "rule": outcome.rule,
+            "direction": outcome.direction,
+            **({"proposal": dispute.proposal} if dispute.proposal else {}),
+            **ctx.evidence(),
+        },
     )
     if raised and outcome.contradicts_link and not tx.has_link(pair.a.id, pair.b.id, "contradicts"):
         tx.add_link(Link(new_id("lnk"), pair.b.id, pair.a.id, "contradicts", ctx.at, ctx.actor, ctx.run_id))

@@ -14,11 +14,14 @@ The first rule that matches wins:
 8. anything else → queue
 
 Without a verdict (offer mode) the pair is queued ``unjudged``; with
-``allow_auto=False`` (the retro pass) rules 3, 4, 6 and 7 queue instead of act.
+``allow_auto=False`` (the retro pass) rules 3, 4, 6 and 7 queue instead of act,
+and the queue row carries what they would have done (``proposed``) for the
+person or agent settling it to accept or not.
 
 Whatever rule picks a loser, a loser that was once restored (by a person, an
 agent or an undo: someone judged its invalidation false) is never invalidated
-automatically again: the pair is queued instead, under the same rule.
+automatically again: the pair is queued instead, under the same rule (and a
+retro row proposes nothing against it).
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class Outcome:
     verdict: str | None = None
     direction: str | None = None
     contradicts_link: bool = False
+    # A queued outcome of the retro pass: the automatic action it held back.
+    proposed: Outcome | None = None
 
     @property
     def automatic(self) -> bool:
@@ -134,12 +139,14 @@ def decide(
         return Outcome(Action.NOTHING, rule=2, verdict=verdict.value)
     if not allow_auto:
         outcome = _queue_verdict(verdict)
+        automatic = decide(pair, verdict, confidence, gates)
         return Outcome(
             outcome.action,
             outcome.rule,
             verdict=outcome.verdict,
             direction=outcome.direction,
             contradicts_link=verdict is Verdict.CONTRADICTION,
+            proposed=automatic if automatic.automatic else None,
         )
     a, b = pair.a, pair.b
     if a.provisional and b.provisional:

@@ -3,7 +3,8 @@
 In order: a side is not live or the owners differ; the pair already has a
 review-queue row in any status (a settled pair stays settled); a
 ``supersedes`` link already joins them; the current model already judged
-them; they belong to different projects.
+them (in offer mode, with no model: some judge found them unrelated or
+complementary); they belong to different projects.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from enum import StrEnum
 
 from zero_memory.access.project_identity import different_projects
 from zero_memory.hygiene.candidates import Candidate
+from zero_memory.judge.verdict import Verdict
 from zero_memory.store.base import Tx
+
+NOT_A_CONFLICT = (Verdict.UNRELATED.value, Verdict.COMPLEMENTARY.value)
 
 
 class Skip(StrEnum):
@@ -38,8 +42,12 @@ def declared(tx: Tx, pair: Candidate) -> bool:
     return tx.has_link(pair.a.id, pair.b.id, "supersedes")
 
 
-def cached(tx: Tx, pair: Candidate, model: str) -> bool:
-    return tx.get_judgement(pair.key, model) is not None
+def cached(tx: Tx, pair: Candidate, model: str | None) -> bool:
+    """The judge about to be asked already judged the pair; in offer mode (no model), any judge called
+    it unrelated or complementary, so there is nothing to park."""
+    if model is not None:
+        return tx.get_judgement(pair.key, model) is not None
+    return any(j.verdict in NOT_A_CONFLICT for j in tx.judgements_of(pair.key))
 
 
 def cross_project(pair: Candidate, project_paths: Mapping[str, str]) -> bool:
@@ -49,7 +57,7 @@ def cross_project(pair: Candidate, project_paths: Mapping[str, str]) -> bool:
 def screen(tx: Tx, pair: Candidate, model: str | None, project_paths: Mapping[str, str]) -> Skip | None:
     """The first filter that drops the pair, or None when it goes to the judge.
 
-    ``model`` is None in offer mode: there is no judgement cache to consult.
+    ``model`` is None in offer mode: only what some judge found no conflict is skipped as cached.
     """
     if dead_or_foreign(pair):
         return Skip.DEAD
@@ -57,7 +65,7 @@ def screen(tx: Tx, pair: Candidate, model: str | None, project_paths: Mapping[st
         return Skip.SETTLED
     if declared(tx, pair):
         return Skip.DECLARED
-    if model is not None and cached(tx, pair, model):
+    if cached(tx, pair, model):
         return Skip.CACHED
     if cross_project(pair, project_paths):
         return Skip.CROSS_PROJECT

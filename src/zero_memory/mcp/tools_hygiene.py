@@ -137,6 +137,8 @@ def _conflicts_mirror(result: ConflictListAnswer) -> str:
         lines.append(
             f"{row.id} {row.shape} {verdict}" + (f" ({row.confidence:.2f})" if row.confidence is not None else "")
         )
+        if row.proposal:
+            lines.append(f"  proposes: {row.proposal.winner} stays, {row.proposal.loser} retired")
         lines.append(f"  A {row.memory_a.id}: {row.memory_a.content[:200]}")
         if row.memory_b:
             lines.append(f"  B {row.memory_b.id}: {row.memory_b.content[:200]}")
@@ -150,6 +152,8 @@ def list_conflicts(call: ToolCall, args: ListConflictsArgs) -> ConflictListAnswe
     """The review queue: pairs the judge could not settle (duplicate, supersedes with its direction,
     contradiction, or unjudged when no judge is configured) and single-subject disputes (challenged,
     stale_suspect). Each row shows both memories inline; confidence and rationale are null for unjudged rows.
+    A row the retro pass queued carries `proposal` when the pass would have resolved it automatically: the
+    `winner` that would stay and the `loser` it would invalidate; resolve_conflict with accept: true does it.
     Settle rows with resolve_conflict, or many at once with resolve_conflicts.
     """
     listed = queue.list_conflicts(
@@ -187,17 +191,27 @@ class ResolveArgs(ToolArgs):
     retire: bool | None = Field(
         default=None, description="Single-subject rows only: invalidate the memory (reversible, no successor)."
     )
+    accept: bool | None = Field(
+        default=None,
+        description="Carry out the row's proposal (a retro row's `proposal`: its winner stays, its loser is "
+        "invalidated, reversibly). Refused on a row without a proposal.",
+    )
     session_id: str | None = SessionId
 
 
 @toolset.tool(title="Resolve conflict", destructive=True, mirror=lambda r: f"{r.dispute_id} resolved: {r.resolution}")
 def resolve_conflict(call: ToolCall, args: ResolveArgs) -> ResolutionAnswer:
-    """Settle one review-queue row with exactly one choice: keep_both, winner, forget, merge, or (single-subject
-    rows) retire. Everything it invalidates is restorable with restore_memory. A row that is no longer
-    pending answers `conflict: already_resolved:`.
+    """Settle one review-queue row with exactly one choice: keep_both, winner, forget, merge, accept (a row
+    with a `proposal`), or (single-subject rows) retire. Everything it invalidates is restorable with
+    restore_memory. A row that is no longer pending answers `conflict: already_resolved:`.
     """
     choice = choice_of(
-        keep_both=args.keep_both, winner=args.winner, forget=args.forget, merge=args.merge, retire=args.retire
+        keep_both=args.keep_both,
+        winner=args.winner,
+        forget=args.forget,
+        merge=args.merge,
+        retire=args.retire,
+        accept=args.accept,
     )
     resolution = resolve.resolve_conflict(call.app, call.caller, args.dispute_id, choice)
     return _with_session(ResolutionAnswer, resolution, _session(call, args.session_id))

@@ -110,6 +110,7 @@ def dispute_from_row(row: dict[str, Any]) -> Dispute:
         resolved_at=_dt(row["resolved_at"]),
         resolved_by=row["resolved_by"],
         resolution=json.loads(row["resolution"]) if row["resolution"] else {},
+        proposal=json.loads(row["proposal"]) if row.get("proposal") else None,
     )
 
 

@@ -56,7 +56,7 @@ COPY_TABLES: dict[str, CopiedTable] = {
             "disputes",
             "id",
             "id, owner, shape, verdict, direction, confidence, rationale, model, origin, status, memory_a, "
-            "memory_b, pair_key, reason, run_id, created_at, resolved_at, resolved_by, resolution",
+            "memory_b, pair_key, reason, run_id, created_at, resolved_at, resolved_by, resolution, proposal",
         ),
         _table("judgements", "pair_key, model", "pair_key, model, verdict, confidence, rationale, created_at"),
         _table(

@@ -9,7 +9,7 @@ from zero_memory import errors
 from zero_memory.conflicts.choice import Choice, choice_of
 
 CHOICE_TEXT_FIELDS = ("winner", "forget", "merge")
-CHOICE_FLAGS = ("keep_both", "retire")
+CHOICE_FLAGS = ("keep_both", "retire", "accept")
 
 
 def text(params: Mapping[str, Any], name: str, default: str = "") -> str:

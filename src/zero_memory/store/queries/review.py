@@ -23,8 +23,8 @@ class ReviewQueries(SqlBase):
     def add_dispute(self, dispute: Dispute) -> bool:
         changed = self._exec(
             "INSERT INTO disputes(id, owner, shape, verdict, direction, confidence, rationale, model, origin, "
-            "status, memory_a, memory_b, pair_key, reason, run_id, created_at, resolved_at, resolved_by, resolution) "
-            f"VALUES ({marks(19)}) ON CONFLICT DO NOTHING",
+            "status, memory_a, memory_b, pair_key, reason, run_id, created_at, resolved_at, resolved_by, resolution, "
+            f"proposal) VALUES ({marks(20)}) ON CONFLICT DO NOTHING",
             (
                 dispute.id,
                 dispute.owner,
@@ -45,6 +45,7 @@ class ReviewQueries(SqlBase):
                 to_text(dispute.resolved_at) if dispute.resolved_at else None,
                 dispute.resolved_by,
                 json.dumps(dispute.resolution) if dispute.resolution else None,
+                json.dumps(dispute.proposal, sort_keys=True) if dispute.proposal else None,
             ),
         )
         return changed > 0
@@ -133,6 +134,11 @@ class ReviewQueries(SqlBase):
             return None
         r = rows[0]
         return Judgement(r["verdict"], float(r["confidence"]), r["rationale"], r["model"])
+
+    def judgements_of(self, pair_key: str) -> list[Judgement]:
+        """Every model's cached judgement of a pair, by model name."""
+        rows = self._query("SELECT * FROM judgements WHERE pair_key = ? ORDER BY model", (pair_key,))
+        return [Judgement(r["verdict"], float(r["confidence"]), r["rationale"], r["model"]) for r in rows]
 
     def put_judgement(self, pair_key: str, judgement: Judgement, at: datetime) -> None:
         self._exec(
