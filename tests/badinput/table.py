@@ -374,6 +374,9 @@ ROWS: dict[str, Row] = {
         "resolve_conflict", {"dispute_id": "@resolved", "keep_both": True}, "conflict: already_resolved:"
     ),
     "resolve_conflict/no-choice": Row("resolve_conflict", {"dispute_id": "@pending"}, "validation_failed:"),
+    "resolve_conflict/accept-without-a-proposal": Row(
+        "resolve_conflict", {"dispute_id": "@pending", "accept": True}, "validation_failed: accept:"
+    ),
     "resolve_conflict/two-choices": Row(
         "resolve_conflict", {"dispute_id": "@pending", "keep_both": True, "winner": "@pending_a"}, "validation_failed:"
     ),

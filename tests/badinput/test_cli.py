@@ -241,6 +241,8 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
         "validation_failed: secret_content_rejected: reason",
     ),
     "restore/missing": (("restore", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "reaffirm/missing": (("reaffirm", "@missing_memory"), REFUSED, "not_found: no memory"),
+    "reaffirm/no-freshness-budget": (("reaffirm", "@task"), REFUSED, "validation_failed: id:"),
     "close-loop/missing": (("close-loop", "@missing_memory"), REFUSED, "not_found: no memory"),
     "close-loop/not-a-loop": (("close-loop", "@fact"), REFUSED, "validation_failed: id:"),
     "close-loop/secret-note": (
@@ -402,6 +404,11 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
         "conflict: already_resolved:",
     ),
     "conflicts-resolve/no-choice": (("conflicts", "resolve", "@pending"), REFUSED, "validation_failed:"),
+    "conflicts-resolve/accept-without-a-proposal": (
+        ("conflicts", "resolve", "@pending", "--accept"),
+        REFUSED,
+        "validation_failed: accept:",
+    ),
     "conflicts-resolve/two-choices": (
         ("conflicts", "resolve", "@pending", "--keep-both", "--winner", "@a"),
         REFUSED,
@@ -473,6 +480,7 @@ FOREIGN: dict[str, tuple[str, ...]] = {
     "get": ("get", "@bob_fact"),
     "forget": ("forget", "@bob_fact"),
     "restore": ("restore", "@bob_fact"),
+    "reaffirm": ("reaffirm", "@bob_fact"),
     "close-loop": ("close-loop", "@bob_fact"),
     "pin": ("pin", "@bob_fact"),
     "unpin": ("unpin", "@bob_fact"),

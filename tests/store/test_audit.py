@@ -81,3 +81,14 @@ def test_a_payload_over_8_kb_keeps_its_scalars_and_says_so(store: Store) -> None
         (row,) = tx.audit_for_memory("mem_a")
     assert row.payload == {"verdict": "duplicate", "confidence": 0.9, "truncated": True}
     assert len(json.dumps(row.payload)) < 8192
+
+
+def test_the_latest_time_of_an_action_is_found_per_memory(store: Store) -> None:
+    with store.tx(write=True) as tx:
+        audit(tx, "reaffirm", ["mem_a"], minutes=0)
+        audit(tx, "reaffirm", ["mem_a", "mem_b"], minutes=3)
+        audit(tx, "reaffirm", ["mem_a"], minutes=2)
+        audit(tx, "forget", ["mem_c"], minutes=4)
+    with store.tx() as tx:
+        assert tx.last_action_at(["mem_a", "mem_b", "mem_c", "mem_z"], "reaffirm") == {"mem_a": at(3), "mem_b": at(3)}
+        assert tx.last_action_at([], "reaffirm") == {}

@@ -7,8 +7,10 @@ run; bob owns what alice must not see.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -20,9 +22,13 @@ from tests.web.helpers import unique
 from zero_memory.access.caller import Caller
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest
+from zero_memory.domain.memory import Kind
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.cycle import scan_written
 from zero_memory.judge.fake import FakeJudge
+from zero_memory.memory.models import RememberRequest
+from zero_memory.memory.recall import recall
+from zero_memory.memory.write import remember
 
 pytestmark = pytest.mark.slow
 
@@ -257,6 +263,25 @@ def test_an_invalidated_memory_is_found_and_restored(page: Page, site: Site) -> 
     expect(page.locator(".memory-full .chip.live")).to_have_text("live")
     expect(page.locator("table.audit")).to_contain_text("restore")
     assert site.seed.get(gone).live
+
+
+def test_a_stale_core_fact_is_upheld_on_its_page(page: Page, site: Site) -> None:
+    text = unique("The office printer queue is print.example.net.")
+    then = site.app.clock() - timedelta(days=400)
+    written = remember(
+        dataclasses.replace(site.app, clock=lambda: then),
+        Caller("alice", client="claude-code"),
+        RememberRequest(content=text, kind=Kind.FACT, scope="core"),
+    )
+    page.goto(f"/memories/{written.id}")
+    expect(page.locator(".memory-full .chip.stale")).to_contain_text("stale")
+    page.get_by_role("button", name="Uphold: still true").click()
+    expect(flash(page)).to_contain_text("Upheld")
+    expect(page.locator(".memory-full .chip.stale")).to_have_count(0)
+    expect(page.get_by_role("button", name="Uphold: still true")).to_have_count(0)
+    expect(page.locator("table.audit")).to_contain_text("reaffirm")
+    hits = recall(site.app, Caller("alice"), "office printer queue", scopes_arg=["core"], channel=None).hits
+    assert [h.stale_days for h in hits if h.id == written.id] == [None]
 
 
 def test_memory_text_with_a_script_tag_renders_as_text(page: Page, site: Site) -> None:

@@ -1,4 +1,4 @@
-"""The memory tools from a shell: remember, recall, get, forget, restore, close-loop, move, link."""
+"""The memory tools from a shell: remember, recall, get, forget, restore, reaffirm, close-loop, move, link."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from zero_memory.memory.write import remember as remember_service
 
 
 def register(cli: typer.Typer) -> None:
-    for command in (remember, recall, get, forget, restore, close_loop, move, link):
+    for command in (remember, recall, get, forget, restore, reaffirm, close_loop, move, link):
         cli.command(name=command.__name__.replace("_", "-"))(command)
 
 
@@ -135,6 +135,19 @@ def restore(memory_id: Annotated[str, typer.Argument(help="A memory id.")], json
     """Undo any invalidation of a memory."""
     result = lifecycle.restore_memory(app(), local_caller(), memory_id)
     print_json(result) if json_out else console.print(f"{result.id} {result.status}", highlight=False)
+
+
+@handles_errors
+def reaffirm(
+    memory_id: Annotated[str, typer.Argument(help="A core fact or reference.")], json_out: bool = JsonOption
+) -> None:
+    """Vouch that a core fact or reference is still true: its freshness budget starts again (clears stale_days)."""
+    result = lifecycle.reaffirm(app(), local_caller(), memory_id)
+    if json_out:
+        print_json(result)
+        return
+    was = f" (was {result.stale_days_before} days past its budget)" if result.stale_days_before else ""
+    console.print(f"{result.id} re-affirmed{was}; its freshness budget starts today", highlight=False)
 
 
 @handles_errors

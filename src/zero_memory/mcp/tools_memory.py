@@ -155,7 +155,7 @@ def recall(call: ToolCall, args: RecallArgs) -> RecallResult:
     Each hit names its `scope`, `kind`, `rank` (2 a person wrote it, 1 an agent, 0 an automatic capture) and
     its author (`author_kind`, `agent_name`). `disputed: true` means an open review item questions it: rely on
     it with care. `stale_days` marks a core fact or reference past its freshness budget: verify it before
-    relying on it. Each hit also comes as a link to the resource zm://memory/{id}.
+    relying on it (a person clears it by re-affirming the memory). Each hit also comes as a link to the resource zm://memory/{id}.
     """
     return recall_service(
         call.app,

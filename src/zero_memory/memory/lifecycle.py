@@ -1,4 +1,4 @@
-"""Lifecycle: forget, restore, close a loop, move, link, and read one memory whole.
+"""Lifecycle: forget, restore, close a loop, move, link, re-affirm, and read one memory whole.
 
 Nothing here deletes: every change sets or clears an invalidation, keeps the
 row and its text, and writes an audit row. ``restore_memory`` undoes any
@@ -18,6 +18,7 @@ from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.domain.records import Visibility
+from zero_memory.memory import freshness
 from zero_memory.memory.models import (
     AuditView,
     DisputeRef,
@@ -28,6 +29,7 @@ from zero_memory.memory.models import (
     LinkView,
     MoveFailure,
     MoveResult,
+    ReaffirmResult,
 )
 from zero_memory.memory.targets import shorthand
 from zero_memory.memory.validation import check_fields
@@ -195,6 +197,31 @@ def history(tx: Tx, vis: Visibility, memory: Memory) -> list[HistoryEntry]:
     return entries
 
 
+def reaffirm(app: App, caller: Caller, memory_id: str) -> ReaffirmResult:
+    """A person vouches that a core fact or reference is still true: its freshness budget starts again."""
+    now = app.clock()
+    with app.store.tx(write=True) as tx:
+        vis = visibility(tx, caller.uid)
+        memory = writable(tx, vis, memory_id)
+        if not memory.live:
+            raise errors.conflict(f"{memory.id} is {memory.status.value}; restore it before re-affirming it")
+        if not freshness.has_budget(memory):
+            raise errors.validation(
+                f"id: {memory.id} has no freshness budget to restart (only a core fact or reference has one)"
+            )
+        before = freshness.stale_days_of(memory, now, freshness.affirmed(tx, [memory], now).get(memory.id))
+        tx.add_audit(
+            actor=caller.uid,
+            action=freshness.REAFFIRM,
+            owner=memory.owner,
+            memory_ids=[memory.id],
+            payload={"stale_days": before, "client": caller.client},
+            run_id=None,
+            at=now,
+        )
+    return ReaffirmResult(id=memory.id, stale_days_before=before, reaffirmed_at=to_text(now))
+
+
 def audit_position(cursor: str | None) -> int | None:
     """The audit row a page continues after: ``next_cursor`` of the previous page."""
     if cursor is None:
@@ -222,8 +249,9 @@ def get_memory(
         page = tx.audit_for_memory(memory.id, limit=limit + 1, before=before)
         chain = history(tx, vis, memory)
         pinned = bool(tx.pinned([memory.id]))
+        stale = freshness.stale_days_of(memory, now, freshness.affirmed(tx, [memory], now).get(memory.id))
     return GetMemoryResult(
-        memory=memory_view(memory, now, disputed=bool(disputes), pinned=pinned),
+        memory=memory_view(memory, now, disputed=bool(disputes), pinned=pinned, stale_days=stale),
         links=[
             LinkView(type=lk.type, src=lk.src, dst=lk.dst, created_at=to_text(lk.created_at), created_by=lk.created_by)
             for lk in links

@@ -118,6 +118,8 @@ class MemoryView(BaseModel):
     disputed: bool
     pinned: bool = False
     restored: bool = False
+    # A core fact or reference past its freshness budget (from creation or its latest re-affirmation).
+    stale_days: int | None = None
 
 
 class LinkView(BaseModel):
@@ -175,6 +177,12 @@ class LifecycleResult(BaseModel):
     changed: bool
     invalidated_reason: str | None = None
     removed_links: list[str] = Field(default_factory=list)
+
+
+class ReaffirmResult(BaseModel):
+    id: str
+    stale_days_before: int | None
+    reaffirmed_at: str
 
 
 class MoveFailure(BaseModel):

@@ -25,9 +25,9 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
-from zero_memory.domain import scopes
-from zero_memory.domain.memory import Kind, Memory, Rank, age_days, age_factor, stale_days
+from zero_memory.domain.memory import Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel
+from zero_memory.memory import freshness
 from zero_memory.memory.models import Hit, RecallResult
 from zero_memory.memory.targets import read_set, session_state
 from zero_memory.memory.validation import check_fields, check_text
@@ -115,6 +115,7 @@ def recall(
         disputes = tx.open_disputes_for(ids)
         since = now - timedelta(days=REINFORCEMENT_WINDOW_DAYS)
         sessions = tx.sessions_served(ids, since=since, channel=Channel.RECALL)
+        reaffirmed = freshness.affirmed(tx, candidates, now)
     disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
     challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
     ranked = sorted(
@@ -145,7 +146,7 @@ def recall(
             score=round(value, 6),
             age_days=round(age_days(m.created_at, now), 3),
             disputed=m.id in disputed,
-            stale_days=stale_days(m.kind, scopes.is_core(m.scope), age_days(m.created_at, now)),
+            stale_days=freshness.stale_days_of(m, now, reaffirmed.get(m.id)),
         )
         for value, m in ranked
     ]

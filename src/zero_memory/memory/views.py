@@ -16,7 +16,9 @@ def preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
-def memory_view(memory: Memory, now: datetime, *, disputed: bool, pinned: bool = False) -> MemoryView:
+def memory_view(
+    memory: Memory, now: datetime, *, disputed: bool, pinned: bool = False, stale_days: int | None = None
+) -> MemoryView:
     return MemoryView(
         id=memory.id,
         content=memory.content,
@@ -36,6 +38,7 @@ def memory_view(memory: Memory, now: datetime, *, disputed: bool, pinned: bool =
         disputed=disputed,
         pinned=pinned,
         restored=memory.restored,
+        stale_days=stale_days,
     )
 
 

@@ -140,6 +140,7 @@ def build(app: App) -> ASGIApp:
         Route("/memories/{memory_id}", page(app, memories.detail), methods=get),
         Route("/memories/{memory_id}/restore", action(app, memories.restore), methods=post),
         Route("/memories/{memory_id}/forget", action(app, memories.forget), methods=post),
+        Route("/memories/{memory_id}/reaffirm", action(app, memories.reaffirm), methods=post),
         Route("/memories/{memory_id}/pin", action(app, memories.pin), methods=post),
         Route("/memories/{memory_id}/unpin", action(app, memories.unpin), methods=post),
         Route("/runs", page(app, runs.index), methods=get),

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from zero_memory.clock import to_text
+from zero_memory.clock import from_text, to_text
 from zero_memory.domain.records import (
     AuditEntry,
     Link,
@@ -125,3 +125,16 @@ class HistoryQueries(SqlBase):
             (action, to_text(since) if since else ""),
         )
         return [audit_from_row(r) for r in rows]
+
+    def last_action_at(self, memory_ids: Sequence[str], action: str) -> dict[str, datetime]:
+        """When ``action`` was last audited for each memory that has it (e.g. its latest re-affirmation)."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT m.memory_id AS memory_id, max(a.at) AS at FROM audit_memories m "
+            "JOIN audit a ON a.seq = m.audit_seq "
+            f"WHERE m.memory_id IN ({marks(len(ids))}) AND a.action = ? GROUP BY m.memory_id",
+            (*ids, action),
+        )
+        return {r["memory_id"]: from_text(r["at"]) for r in rows}

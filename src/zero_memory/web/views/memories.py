@@ -1,4 +1,4 @@
-"""Memories: search across every visible scope, one memory's whole story, restore and forget."""
+"""Memories: search across every visible scope, one memory's whole story, restore, forget and re-affirm."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory.lifecycle import forget as forget_memory
 from zero_memory.memory.lifecycle import get_memory, restore_memory
+from zero_memory.memory.lifecycle import reaffirm as reaffirm_memory
 from zero_memory.memory.pins import pin as pin_memory
 from zero_memory.memory.pins import unpin as unpin_memory
 from zero_memory.web import forms
@@ -47,6 +48,12 @@ def restore(app: App, request: Request, caller: Caller, form: FormData) -> Respo
 def forget(app: App, request: Request, caller: Caller, form: FormData) -> Response:
     result = forget_memory(app, caller, request.path_params["memory_id"], forms.optional(form, "reason"))
     flash(request, "Forgotten: restore it here if that was a mistake." if result.changed else "Already invalidated.")
+    return redirect(f"/memories/{result.id}")
+
+
+def reaffirm(app: App, request: Request, caller: Caller, form: FormData) -> Response:
+    result = reaffirm_memory(app, caller, request.path_params["memory_id"])
+    flash(request, "Upheld: you vouched that it is still true; its freshness budget starts today.")
     return redirect(f"/memories/{result.id}")
 
 
