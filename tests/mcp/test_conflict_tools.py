@@ -26,6 +26,8 @@ pytestmark = pytest.mark.anyio
 def judge_answer(request: RecordedRequest) -> Reply:
     if FakeOpenAIServer.schema_name(request) == "portability_verdict":
         return FakeOpenAIServer.portability(True, 0.95, "True of the tool, not of one project.")
+    if "build cache" in FakeOpenAIServer.user_message(request):
+        return FakeOpenAIServer.verdict("duplicate", 0.97, "The same location, stated twice.")
     return FakeOpenAIServer.verdict("unrelated", 0.9, "Different subjects.")
 
 
@@ -163,3 +165,30 @@ async def test_a_team_scope_memory_is_never_proposed_for_core(served: Deployment
             client, "resolve_portability", {"candidate_id": "prt_team_proposal_before_the_rule", "approve": False}
         )
         assert dismissed["status"] == "dismissed" and dismissed["scope"] == "team.alice.crew"
+
+
+async def test_a_retro_row_shows_its_proposal_in_list_conflicts_and_accepting_it_carries_it_out(
+    served: Deployment,
+) -> None:
+    async with connect(served, "http", "auto") as client:
+        personal = {"kind": "fact", "scope": "personal"}
+        old = await call_ok(
+            client, "remember", {"content": unique("The build cache lives in /var/cache/b"), **personal}
+        )
+        new = await call_ok(
+            client, "remember", {"content": unique("The build cache lives in /var/cache/b on runners"), **personal}
+        )
+        zm({**served.env, "ZM_USER": "alice"}, "hygiene", "retro", "--max", "10")
+        rows = (await call_ok(client, "list_conflicts", {"verdict": "duplicate", "limit": 100}))["conflicts"]
+        (row,) = [r for r in rows if {r["memory_a"]["id"], r["memory_b"]["id"]} == {old["id"], new["id"]}]
+        assert row["origin"] == "retro"
+        assert row["proposal"] == {
+            "action": "invalidate",
+            "winner": new["id"],
+            "loser": old["id"],
+            "reason": "duplicate",
+        }
+        settled = await call_ok(client, "resolve_conflict", {"dispute_id": row["id"], "accept": True})
+        assert settled["resolution"] == {"winner": new["id"]} and settled["invalidated"] == [old["id"]]
+        gone = (await call_ok(client, "get_memory", {"id": old["id"]}))["memory"]
+        assert (gone["status"], gone["superseded_by"]) == ("invalidated", new["id"])
