@@ -72,6 +72,17 @@ def test_a_dispute_reads_back_as_written(store: Store, ids: dict[str, str]) -> N
         assert tx.dispute_for_pair("nope|nope") is None
 
 
+def test_a_retro_row_s_proposal_reads_back_as_written(store: Store, ids: dict[str, str]) -> None:
+    proposal = {"action": "invalidate", "winner": ids["a2"], "loser": ids["a1"], "reason": "duplicate", "rule": 6}
+    proposed = replace(dispute("dsp_1", ids["a1"], ids["a2"], origin="retro"), proposal=proposal)
+    with store.tx(write=True) as tx:
+        assert tx.add_dispute(proposed)
+        assert tx.add_dispute(dispute("dsp_2", ids["a1"], ids["a3"]))
+    with store.tx() as tx:
+        assert tx.get_dispute("dsp_1") == proposed
+        assert tx.get_dispute("dsp_2").proposal is None  # type: ignore[union-attr]
+
+
 def test_a_pair_is_queued_once(store: Store, ids: dict[str, str]) -> None:
     with store.tx(write=True) as tx:
         assert tx.add_dispute(dispute("dsp_1", ids["a1"], ids["a2"]))

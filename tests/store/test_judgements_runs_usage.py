@@ -23,6 +23,8 @@ def test_a_judgement_is_cached_per_pair_and_model_and_replaced(store: Store) -> 
         assert tx.get_judgement("a|b", "judge-1") == again
         assert tx.get_judgement("a|b", "judge-2") == Judgement("unrelated", 0.3, "other", "judge-2")
         assert tx.get_judgement("b|c", "judge-1") is None
+        assert tx.judgements_of("a|b") == [again, Judgement("unrelated", 0.3, "other", "judge-2")]
+        assert tx.judgements_of("b|c") == []
 
 
 def run(id: str, *, owner: str | None = "alice", minutes: float = 0, dry_run: bool = False) -> Run:
