@@ -108,12 +108,21 @@ def test_a_cached_judgement_counts_for_the_same_model_only(app: App, alice: Call
         assert screen(tx, pair, "judge-v2", {}) is None
 
 
-def test_offer_mode_has_no_cache_to_consult(app: App, alice: Caller) -> None:
+@pytest.mark.parametrize(
+    ("verdict", "skipped"),
+    [("unrelated", True), ("complementary", True), ("duplicate", False), ("contradiction", False)],
+)
+def test_offer_mode_skips_a_pair_some_judge_found_no_conflict(
+    app: App, alice: Caller, verdict: str, skipped: bool
+) -> None:
+    """With no model to key the cache, any judge's unrelated or complementary is enough not to park the pair."""
     pair = stored_pair(app, alice)
-    with app.store.tx(write=True) as tx:
-        tx.put_judgement(pair.key, Judgement("unrelated", 0.99, "different subjects", "judge-v1"), T0)
     with app.store.tx() as tx:
         assert screen(tx, pair, None, {}) is None
+    with app.store.tx(write=True) as tx:
+        tx.put_judgement(pair.key, Judgement(verdict, 0.99, "the judge's reading", "judge-v1"), T0)
+    with app.store.tx() as tx:
+        assert screen(tx, pair, None, {}) is (Skip.CACHED if skipped else None)
 
 
 # -- 5. the cross-project predicate ---------------------------------------------------------
