@@ -74,7 +74,7 @@ def test_a_forged_session_cookie_is_no_session(alice_web: TestClient) -> None:
 
 def test_every_form_post_without_its_csrf_token_is_refused(alice_web: TestClient, app: App) -> None:
     paths = post_routes(app)
-    assert len(paths) == 15, paths
+    assert len(paths) == 16, paths
     good = csrf_of(alice_web.get("/queue").text)
     for path, token in itertools.product(paths, (None, "", "forged", good[:-1])):
         data = {} if token is None else {"csrf_token": token}
