@@ -96,6 +96,7 @@ class PostgresTx(SqlTx):
     def __init__(self, store: PostgresStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.store = store
         self.conn = conn
+        self._sorting: str | None = None  # enable_sort before an index scan turned it off
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(placeholders(sql), tuple(params)).rowcount
@@ -156,6 +157,7 @@ class PostgresTx(SqlTx):
             vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude, kinds=kinds
         )
         rows = self.conn.execute(query, params).fetchall()
+        self._used_index()
         neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
         neighbours = [n for n in neighbours if n.similarity >= floor]
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
@@ -189,6 +191,7 @@ class PostgresTx(SqlTx):
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS m",
             [[self._embedding_param(v) for v in vectors], owner, fetch],
         ).fetchall()
+        self._used_index()
         found: list[list[Neighbour]] = [[] for _ in range(len(vectors))]
         for r in rows:
             found[int(r["q_n"]) - 1].append(Neighbour(memory_from_row(r), 1.0 - float(r["distance"])))
@@ -201,13 +204,26 @@ class PostgresTx(SqlTx):
         return results
 
     def _use_index(self, fetch: int) -> None:
-        """Settings for an approximate scan. Filters applied after the index scan would starve it:
-        an iterative scan keeps walking the graph until enough rows pass."""
+        """Settings for an approximate scan, until ``_used_index``.
+
+        Filters applied after the index scan would starve it: an iterative scan keeps walking the graph
+        until enough rows pass. Sorting is off meanwhile: the planner's costs leave out reading each
+        vector out of line, so up to a few tens of thousands of rows it sorts them all rather than walk
+        the graph (measured at 10,000 memories: 250-400 ms that way, 75 ms through the index).
+        """
         ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
-        self.conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+        row = self.conn.execute(
+            "SELECT current_setting('enable_sort') AS sort, set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true), set_config('enable_sort', 'off', true)",
             (str(ef_search),),
-        )
+        ).fetchone()
+        self._sorting = str(row["sort"]) if row else "on"
+
+    def _used_index(self) -> None:
+        """Sorting as it was before ``_use_index``, for the rest of the transaction."""
+        if self._sorting is not None:
+            self.conn.execute("SELECT set_config('enable_sort', %s, true)", (self._sorting,))
+            self._sorting = None
 
     def _similar_query(
         self,
