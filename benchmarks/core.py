@@ -63,7 +63,7 @@ def run_size(size: int, database_url: str | None, out: Any) -> None:
     started = time.perf_counter()
     report = import_path(app, caller, corpus, scope="personal")
     import_seconds = time.perf_counter() - started
-    assert len(report.imported) == size, report.to_dict()
+    assert report.imported == size, report.to_dict()
 
     remember_ms = []
     for n, (content, kind) in enumerate(memories(REMEMBER_SAMPLES, seed=99)):

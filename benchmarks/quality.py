@@ -85,7 +85,7 @@ def sqlite_app(home: Path, size: int) -> App:
                 handle.write(json.dumps({"content": content, "kind": kind}) + "\n")
         started = time.perf_counter()
         report = import_path(app, Caller(OWNER, client="benchmark"), corpus, scope="personal")
-        print(f"  imported {len(report.imported)} into SQLite in {time.perf_counter() - started:.0f} s", flush=True)
+        print(f"  imported {report.imported} into SQLite in {time.perf_counter() - started:.0f} s", flush=True)
     return app
 
 
