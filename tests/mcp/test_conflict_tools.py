@@ -58,6 +58,8 @@ HINTS = {
     # (readOnlyHint, destructiveHint, idempotentHint)
     "recall": (False, False, False),  # records every hit as a surfacing; a project_hint attaches the session
     "challenge": (False, False, True),  # a repeat while its row is open returns that row and writes nothing
+    "build_context": (False, False, False),  # records what it serves as surfacings
+    "scan_hygiene": (False, True, False),  # may invalidate memories (reversibly, by undoing its run)
     "list_conflicts": (True, False, True),
     "get_conflict": (True, False, True),
     "list_portability": (True, False, True),

@@ -37,7 +37,8 @@ def _links(result: Briefing) -> list[ResourceLink]:
     return [memory_link(item.id, item.content) for item in items]
 
 
-@toolset.tool(title="Build context", idempotent=True, mirror=render, links=_links)
+# Not idempotent: what a briefing serves is recorded as surfacings, and a project_hint attaches the session.
+@toolset.tool(title="Build context", mirror=render, links=_links)
 def build_context(call: ToolCall, args: BuildContextArgs) -> Briefing:
     """Call this first, at the start of every session or task, with `project_hint` set to the repository root.
 

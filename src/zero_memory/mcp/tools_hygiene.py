@@ -95,7 +95,8 @@ def _scan_mirror(result: ScanResult) -> str:
     return f"hygiene run {result.run_id} {result.status}{dry}: {counts or 'nothing to do'}"
 
 
-@toolset.tool(title="Scan hygiene", mirror=_scan_mirror)
+# Destructive: a cycle may invalidate memories automatically (each reversible by undoing its run).
+@toolset.tool(title="Scan hygiene", destructive=True, mirror=_scan_mirror)
 def scan_hygiene(call: ToolCall, args: ScanArgs) -> ScanResult:
     """Run one full hygiene cycle over your memories: find duplicates, superseded and contradictory pairs,
     resolve the obvious ones (reversibly) and queue the debatable ones for review; also sweep moot queue
