@@ -1,4 +1,8 @@
-"""Small readers and builders that keep the hygiene tests readable."""
+"""Small readers and builders that keep the hygiene tests readable.
+
+The readers look as a named system pass: on PostgreSQL a transaction naming no one sees no row (row-level
+security), and an assertion that something is absent must not pass for that reason.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeStatus, Link, pair_key
 from zero_memory.judge.base import PairRequest
 from zero_memory.judge.fake import FakeJudge
+from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, DisputeQuery
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -57,7 +62,7 @@ def memory(
 
 
 def row(app: App, memory_id: str) -> Memory:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         found = tx.get_memory(memory_id, SYSTEM)
     assert found is not None
     return found
@@ -65,17 +70,17 @@ def row(app: App, memory_id: str) -> Memory:
 
 def disputes(app: App, owner: str = "alice", status: DisputeStatus | None = None) -> list[Dispute]:
     """Every review-queue row of an owner (any status unless one is named)."""
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         return tx.list_disputes(DisputeQuery(owner=owner, status=status, limit=1000))
 
 
 def dispute_of(app: App, a: str, b: str) -> Dispute | None:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         return tx.dispute_for_pair(pair_key(a, b))
 
 
 def links(app: App, memory_id: str) -> list[Link]:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         return tx.links_of(memory_id)
 
 
@@ -84,12 +89,12 @@ def link_types(app: App, a: str, b: str) -> set[str]:
 
 
 def audit(app: App, memory_id: str) -> list[AuditEntry]:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         return tx.audit_for_memory(memory_id)
 
 
 def audit_actions(app: App, action: str) -> list[AuditEntry]:
-    with app.store.tx() as tx:
+    with system_tx(app.store, "tests") as tx:
         return tx.audit_actions(action)
 
 
