@@ -27,8 +27,8 @@ def test_a_judgement_is_cached_per_pair_and_model_and_replaced(store: Store) -> 
         assert tx.judgements_of("b|c") == []
 
 
-def run(id: str, *, owner: str | None = "alice", minutes: float = 0, dry_run: bool = False) -> Run:
-    return Run(id, owner, "scan", RunStatus.RUNNING, dry_run, "hygiene.scan", at(minutes), None, {})
+def run(id: str, *, owner: str | None = "alice", minutes: float = 0, dry_run: bool = False, kind: str = "scan") -> Run:
+    return Run(id, owner, kind, RunStatus.RUNNING, dry_run, "hygiene.scan", at(minutes), None, {})
 
 
 def test_a_run_starts_and_finishes(store: Store) -> None:
@@ -54,11 +54,15 @@ def test_runs_are_listed_newest_first_and_by_status(store: Store) -> None:
         assert tx.claim_run(run("run_1", minutes=0))
         assert tx.claim_run(run("run_2", minutes=1, owner=None))
         assert tx.claim_run(run("run_3", minutes=2, owner="bob"))
+        assert tx.claim_run(run("run_4", minutes=3, kind="on_write"))
         tx.finish_run("run_2", RunStatus.FAILED, {}, at(3))
+        tx.finish_run("run_4", RunStatus.COMPLETED, {}, at(3))
     with store.tx() as tx:
-        assert [r.id for r in tx.list_runs()] == ["run_3", "run_2", "run_1"]
-        assert [r.id for r in tx.list_runs(limit=1)] == ["run_3"]
-        assert [r.id for r in tx.list_runs(owner="alice")] == ["run_1"]
+        assert [r.id for r in tx.list_runs()] == ["run_4", "run_3", "run_2", "run_1"]
+        assert [r.id for r in tx.list_runs(limit=1)] == ["run_4"]
+        assert [r.id for r in tx.list_runs(owner="alice")] == ["run_4", "run_1"]
+        assert [r.id for r in tx.list_runs(owner="alice", kind="on_write")] == ["run_4"]
+        assert [r.id for r in tx.list_runs(owner="alice", not_kind="on_write", limit=1)] == ["run_1"]
         assert [r.id for r in tx.runs_with_status(RunStatus.RUNNING)] == ["run_1", "run_3"]
         assert [r.id for r in tx.runs_with_status(RunStatus.FAILED)] == ["run_2"]
         assert tx.runs_with_status(RunStatus.INTERRUPTED) == []

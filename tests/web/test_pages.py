@@ -16,6 +16,7 @@ from zero_memory.domain.records import DisputeStatus
 from zero_memory.hygiene.cycle import scan_written
 from zero_memory.hygiene.decide import Action, Outcome
 from zero_memory.memory.lifecycle import forget
+from zero_memory.web.runs import list_runs
 
 
 @pytest.fixture
@@ -222,6 +223,20 @@ def test_write_triggered_runs_are_folded_by_day_below_the_cycles(alice_web: Test
     assert all(f'href="/runs/{run_id}"' in folded for run_id in written)
     # Each folded run is still undone on its own.
     assert post(alice_web, f"/runs/{written[-1]}/undo") == (303, f"/runs/{written[-1]}")
+
+
+def test_a_flood_of_write_triggered_runs_never_hides_a_cycle(alice_web: TestClient, seed: Seeder, app: App) -> None:
+    _, cycle_page = post(alice_web, "/runs")
+    app.wait_idle()
+    cycle_id = cycle_page.removeprefix("/runs/")
+    seed.memory("alice", unique("The staging database is purple"))
+    written = [
+        scan_written(app, seed.get(seed.memory("alice", unique(f"The staging database is {value}"))))
+        for value in ("green", "blue", "red")
+    ]
+    page = list_runs(app, Caller("alice", client="dashboard"), window=2)
+    assert [view.run.id for view in page.cycles] == [cycle_id]
+    assert [view.run.id for day in page.write_days for view in day.runs] == written[:0:-1]
 
 
 def test_another_users_run_is_not_found(web: TestClient, app: App) -> None:

@@ -1,8 +1,9 @@
 """Undo a run: restore every memory it invalidated, reopen every loop it closed, remove the links it added.
 
 Review-queue rows the run raised stay where they are: they are questions for
-a person, not actions. Judgements stay cached, so an undone pair is not
-judged again and invalidated a second time.
+a person, not actions. A memory an undo brings back is marked restored, so
+no automatic path retires it again (the pair may only be queued); its
+judgements stay cached as well.
 """
 
 from __future__ import annotations

@@ -90,17 +90,16 @@ class RunsPage:
 
 
 def list_runs(app: App, caller: Caller, *, limit: int = 50, window: int = 1_000) -> RunsPage:
-    """A user's recent cycles (at most ``limit``), and their write-triggered runs grouped by day, newest
-    first, both from the ``window`` newest runs."""
+    """A user's newest cycles (at most ``limit``), and their ``window`` newest write-triggered runs grouped by
+    day, newest first: each read on its own, so a flood of small write-triggered runs never hides a cycle."""
     with app.store.tx() as tx:
         tx.act_as(caller.uid)
-        recent = tx.list_runs(owner=caller.uid, limit=window)
-    cycles = [RunView(r) for r in recent if r.kind != ON_WRITE][:limit]
+        cycles = tx.list_runs(owner=caller.uid, limit=limit, not_kind=ON_WRITE)
+        written = tx.list_runs(owner=caller.uid, limit=window, kind=ON_WRITE)
     days: dict[date, list[RunView]] = {}
-    for run in recent:
-        if run.kind == ON_WRITE:
-            days.setdefault(run.started_at.astimezone(UTC).date(), []).append(RunView(run))
-    return RunsPage(cycles, [RunDay(day, views) for day, views in days.items()])
+    for run in written:
+        days.setdefault(run.started_at.astimezone(UTC).date(), []).append(RunView(run))
+    return RunsPage([RunView(r) for r in cycles], [RunDay(day, views) for day, views in days.items()])
 
 
 def run_detail(app: App, caller: Caller, run_id: str) -> RunDetail:

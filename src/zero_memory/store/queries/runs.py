@@ -66,13 +66,14 @@ class RunQueries(SqlBase):
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return run_from_row(rows[0]) if rows else None
 
-    def list_runs(self, *, owner: str | None = None, limit: int = 50) -> list[Run]:
-        if owner is None:
-            rows = self._query("SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,))
-        else:
-            rows = self._query(
-                "SELECT * FROM runs WHERE owner = ? ORDER BY started_at DESC, id DESC LIMIT ?", (owner, limit)
-            )
+    def list_runs(
+        self, *, owner: str | None = None, limit: int = 50, kind: str | None = None, not_kind: str | None = None
+    ) -> list[Run]:
+        conditions = {"owner = ?": owner, "kind = ?": kind, "kind <> ?": not_kind}
+        where = [condition for condition, value in conditions.items() if value is not None]
+        params = [value for value in conditions.values() if value is not None]
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self._query(f"SELECT * FROM runs {clause} ORDER BY started_at DESC, id DESC LIMIT ?", [*params, limit])
         return [run_from_row(r) for r in rows]
 
     def runs_with_status(self, status: RunStatus) -> list[Run]:
