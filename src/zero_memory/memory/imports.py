@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zero_memory import errors
@@ -182,6 +183,8 @@ def _write_batch(
     vectors = app.embedder.embed([record.content for record, _, _ in accepted])
     now = app.clock()
     with app.store.tx(write=True) as tx:
+        # remember's lock: a remember or another import by the same owner waits, then sees these rows.
+        tx.serialize(f"remember:{caller.uid}")
         vis = visibility(tx, caller.uid)
         default_target: str | None = None
         if scope is not None or project_hint is not None:
@@ -192,6 +195,7 @@ def _write_batch(
             )
             vis = visibility(tx, caller.uid)
             default_target = write_target(tx, vis, scope, hinted, SessionState(None, None))
+        placed: list[tuple[ImportRecord, dict[str, Any], np.ndarray, str]] = []
         for (record, where, source), vector in zip(accepted, vectors, strict=True):
             try:
                 target = shorthand(vis, tx, record.scope) if record.scope else default_target
@@ -204,10 +208,17 @@ def _write_batch(
             except errors.ZMError as error:
                 report.fail(where, str(error))
                 continue
+            placed.append((record, source, vector, target))
+        # An owner's text already stored, or met earlier in this batch, is skipped.
+        seen = tx.stored_hashes(caller.uid, {content_hash(record.content) for record, _, _, _ in placed})
+        new: list[tuple[Memory, np.ndarray]] = []
+        skipped = 0
+        for record, source, vector, target in placed:
             digest = content_hash(record.content)
-            if tx.find_by_hash(caller.uid, digest):
-                report.skipped += 1
+            if digest in seen:
+                skipped += 1
                 continue
+            seen.add(digest)
             memory = Memory(
                 id=memory_id(),
                 owner=caller.uid,
@@ -222,14 +233,19 @@ def _write_batch(
                 created_at=now,
                 updated_at=now,
             )
-            tx.insert_memory(memory, vector, app.embedder.model_id)
-            tx.add_audit(
-                actor=caller.uid,
-                action="import",
-                owner=caller.uid,
-                memory_ids=[memory.id],
-                payload={"scope": target, "kind": record.kind.value, "imported_from": source["imported_from"]},
-                run_id=None,
-                at=now,
-            )
-            report.imported += 1
+            new.append((memory, vector))
+        tx.insert_memories(new, app.embedder.model_id)
+        tx.add_memory_audits(
+            actor=caller.uid,
+            action="import",
+            owner=caller.uid,
+            payloads=[
+                (m.id, {"scope": m.scope, "kind": m.kind.value, "imported_from": m.source["imported_from"]})
+                for m, _ in new
+            ],
+            run_id=None,
+            at=now,
+        )
+    # Counted once the batch is committed: a batch that fails is written not at all and reported not at all.
+    report.imported += len(new)
+    report.skipped += skipped

@@ -190,10 +190,18 @@ class Tx(Protocol):
 
     # memories
     def insert_memory(self, memory: Memory, vector: np.ndarray, model: str) -> None: ...
+    def insert_memories(self, memories: Sequence[tuple[Memory, np.ndarray]], model: str) -> None:
+        """Insert several new memories at once (a bulk import's batch)."""
+        ...
+
     def get_memory(self, memory_id: str, reader: Reader) -> Memory | None: ...
     def get_memories(self, ids: Collection[str], reader: Reader) -> dict[str, Memory]: ...
     def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None: ...
     def find_by_hash(self, owner: str, content_hash: str) -> list[Memory]: ...
+    def stored_hashes(self, owner: str, content_hashes: Collection[str]) -> set[str]:
+        """Which of these content hashes the owner's memories already have, in any state."""
+        ...
+
     def set_status(
         self,
         memory_id: str,
@@ -292,6 +300,19 @@ class Tx(Protocol):
         run_id: str | None,
         at: datetime,
     ) -> int: ...
+    def add_memory_audits(
+        self,
+        *,
+        actor: str,
+        action: str,
+        owner: str | None,
+        payloads: Sequence[tuple[str, dict[str, Any]]],
+        run_id: str | None,
+        at: datetime,
+    ) -> None:
+        """One audit row per (memory id, payload), as ``add_audit`` would write each (a bulk import's batch)."""
+        ...
+
     def audit_for_memory(
         self,
         memory_id: str,

@@ -14,6 +14,7 @@ from zero_memory.domain.records import (
 )
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import audit_from_row, cap_payload, link_from_row, marks
+from zero_memory.store.tables import MAX_INSERT_PARAMS
 
 
 class HistoryQueries(SqlBase):
@@ -88,6 +89,37 @@ class HistoryQueries(SqlBase):
         for memory_id in dict.fromkeys(memory_ids):
             self._exec("INSERT INTO audit_memories(audit_seq, memory_id) VALUES (?, ?)", (seq, memory_id))
         return seq
+
+    def add_memory_audits(
+        self,
+        *,
+        actor: str,
+        action: str,
+        owner: str | None,
+        payloads: Sequence[tuple[str, dict[str, Any]]],
+        run_id: str | None,
+        at: datetime,
+    ) -> None:
+        """One audit row per memory, as ``add_audit`` writes it for ``[memory_id]``, several rows a statement
+        (a bulk import's batch). The memory ids must differ: each returned row is matched to its memory by
+        the ids it holds, whatever order the database returns them in."""
+        when = to_text(at)
+        per_statement = max(1, MAX_INSERT_PARAMS // 7)
+        for start in range(0, len(payloads), per_statement):
+            chunk = payloads[start : start + per_statement]
+            params: list[Any] = []
+            for memory_id, payload in chunk:
+                ids = json.dumps([memory_id])
+                params += [when, actor, action, owner, ids, json.dumps(cap_payload(payload), sort_keys=True), run_id]
+            rows = self._query(
+                "INSERT INTO audit(at, actor, action, owner, memory_ids, payload, run_id) "
+                f"VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(chunk))} RETURNING seq, memory_ids",
+                params,
+            )
+            links = [value for r in rows for value in (int(r["seq"]), json.loads(r["memory_ids"])[0])]
+            self._exec(
+                f"INSERT INTO audit_memories(audit_seq, memory_id) VALUES {', '.join(['(?, ?)'] * len(rows))}", links
+            )
 
     def audit_for_memory(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +14,9 @@ from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.tables import MAX_INSERT_PARAMS
 
+INSERTED_COLUMNS = len(MEMORY_COLUMNS.split(", ")) + 3  # the embedding, its model and dimension
 PREFIXED_COLUMNS = ", ".join(f"m.{column}" for column in MEMORY_COLUMNS.split(", "))
 
 
@@ -22,32 +24,46 @@ class MemoryQueries(SqlBase):
     # -- memories ---------------------------------------------------------------
 
     def insert_memory(self, memory: Memory, vector: np.ndarray, model: str) -> None:
+        self.insert_memories([(memory, vector)], model)
+
+    def insert_memories(self, memories: Sequence[tuple[Memory, np.ndarray]], model: str) -> None:
+        """Insert new memories with their vectors, several rows a statement (a bulk import's batch)."""
+        per_statement = max(1, MAX_INSERT_PARAMS // INSERTED_COLUMNS)
+        one = f"({marks(INSERTED_COLUMNS)})"
+        for start in range(0, len(memories), per_statement):
+            chunk = memories[start : start + per_statement]
+            params = [value for memory, vector in chunk for value in self._memory_values(memory, vector, model)]
+            self._exec(
+                f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) "
+                f"VALUES {', '.join([one] * len(chunk))}",
+                params,
+            )
+
+    def _memory_values(self, memory: Memory, vector: np.ndarray, model: str) -> tuple[Any, ...]:
+        """A new memory's row, in the order of ``MEMORY_COLUMNS``, then its vector, model and dimension."""
         session_key = ",".join(sorted(memory.session_keys)) or None
-        self._exec(
-            f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) VALUES ({marks(21)})",
-            (
-                memory.id,
-                memory.owner,
-                memory.scope,
-                memory.kind.value,
-                memory.content,
-                memory.content_hash,
-                memory.author_kind.value,
-                memory.agent_name,
-                int(memory.rank),
-                json.dumps(memory.source, sort_keys=True),
-                to_text(memory.created_at),
-                to_text(memory.updated_at),
-                memory.status.value,
-                memory.superseded_by,
-                memory.invalidated_reason.value if memory.invalidated_reason else None,
-                memory.original_scope,
-                session_key,
-                to_text(memory.restored_at) if memory.restored_at else None,
-                self._embedding_param(vector),
-                model,
-                int(vector.shape[0]),
-            ),
+        return (
+            memory.id,
+            memory.owner,
+            memory.scope,
+            memory.kind.value,
+            memory.content,
+            memory.content_hash,
+            memory.author_kind.value,
+            memory.agent_name,
+            int(memory.rank),
+            json.dumps(memory.source, sort_keys=True),
+            to_text(memory.created_at),
+            to_text(memory.updated_at),
+            memory.status.value,
+            memory.superseded_by,
+            memory.invalidated_reason.value if memory.invalidated_reason else None,
+            memory.original_scope,
+            session_key,
+            to_text(memory.restored_at) if memory.restored_at else None,
+            self._embedding_param(vector),
+            model,
+            int(vector.shape[0]),
         )
 
     def get_memory(self, memory_id: str, reader: Reader) -> Memory | None:
@@ -84,6 +100,19 @@ class MemoryQueries(SqlBase):
             (owner, content_hash),
         )
         return [memory_from_row(r) for r in rows]
+
+    def stored_hashes(self, owner: str, content_hashes: Collection[str]) -> set[str]:
+        """Which of these content hashes the owner's memories already have, in any state."""
+        hashes = sorted(set(content_hashes))
+        found: set[str] = set()
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            rows = self._query(
+                f"SELECT DISTINCT content_hash FROM memories WHERE owner = ? AND content_hash IN ({marks(len(chunk))})",
+                [owner, *chunk],
+            )
+            found.update(r["content_hash"] for r in rows)
+        return found
 
     def set_status(
         self,

@@ -1,0 +1,145 @@
+"""A bulk import writes a batch at a time, on both stores: each text once, an audit row per memory, and a batch
+that fails leaves nothing of itself behind."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from zero_memory.access.caller import Caller
+from zero_memory.app import App
+from zero_memory.domain.memory import content_hash
+from zero_memory.memory import imports
+from zero_memory.memory.imports import import_path
+from zero_memory.store import system_tx
+
+# Refuses the audit link of a memory whose text starts with "poison": the batch's memories and audit rows
+# are written by then, in the batch's transaction.
+SQLITE_POISON = """
+CREATE TRIGGER poison BEFORE INSERT ON audit_memories
+WHEN EXISTS (SELECT 1 FROM memories WHERE id = NEW.memory_id AND content LIKE 'poison%')
+BEGIN SELECT RAISE(ABORT, 'poisoned'); END
+"""
+POSTGRES_POISON = """
+CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM memories WHERE id = NEW.memory_id AND content LIKE 'poison%') THEN
+        RAISE EXCEPTION 'poisoned';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER poison BEFORE INSERT ON audit_memories FOR EACH ROW EXECUTE FUNCTION poison();
+"""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(request: pytest.FixtureRequest, make_app: Callable[..., App]) -> App:
+    return make_app(backend=request.param)
+
+
+def records(path: Path, contents: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"content": c}) + "\n" for c in contents))
+    return path
+
+
+def stored(app: App, owner: str) -> list[str]:
+    with system_tx(app.store, "test") as tx:
+        return sorted(m.content for m in tx.iter_memories() if m.owner == owner)
+
+
+def import_audits(app: App) -> list[list[str]]:
+    with system_tx(app.store, "test") as tx:
+        return [entry.memory_ids for entry in tx.audit_actions("import")]
+
+
+def execute(app: App, script: str) -> None:
+    """DDL on the app's database, past the store."""
+    url = app.settings.database_url
+    if app.store.backend == "sqlite":
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            conn.executescript(script)
+    else:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(script)
+
+
+def test_each_text_is_stored_once_whether_repeated_in_a_batch_or_already_stored(
+    app: App, alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(imports, "BATCH", 4)
+    first = import_path(app, alice, records(tmp_path / "a.jsonl", ["alpha", "beta"]), scope="personal")
+    assert (first.imported, first.skipped) == (2, 0)
+    # Batches of four: [alpha, gamma, gamma, delta] [beta, delta, epsilon, alpha] [epsilon]
+    again = ["alpha", "gamma", "gamma", "delta", "beta", "delta", "epsilon", "alpha", "epsilon"]
+    second = import_path(app, alice, records(tmp_path / "b.jsonl", again), scope="personal")
+    assert (second.imported, second.skipped) == (3, 6)
+    assert stored(app, "alice") == ["alpha", "beta", "delta", "epsilon", "gamma"]
+
+
+def test_another_owner_s_copy_of_a_text_does_not_skip_it(app: App, alice: Caller, bob: Caller, tmp_path: Path) -> None:
+    import_path(app, bob, records(tmp_path / "bob.jsonl", ["shared text"]), scope="personal")
+    report = import_path(app, alice, records(tmp_path / "alice.jsonl", ["shared text"]), scope="personal")
+    assert report.imported == 1
+    assert stored(app, "alice") == ["shared text"]
+
+
+def test_every_imported_memory_has_its_own_audit_row(
+    app: App, alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(imports, "BATCH", 3)
+    contents = [f"note {n}" for n in range(8)]
+    import_path(app, alice, records(tmp_path / "notes.jsonl", [*contents, "note 1"]), scope="personal")
+    with system_tx(app.store, "test") as tx:
+        memories = {m.content: m for m in tx.iter_memories()}
+        for content in contents:
+            trail = tx.audit_for_memory(memories[content].id)
+            assert [(e.action, e.memory_ids) for e in trail] == [("import", [memories[content].id])]
+            assert trail[0].payload["scope"] == memories[content].scope
+            assert trail[0].payload["imported_from"] == str(tmp_path.resolve())
+    assert sorted(ids[0] for ids in import_audits(app)) == sorted(m.id for m in memories.values())
+
+
+def test_a_batch_that_fails_leaves_nothing_of_itself_and_a_rerun_loses_nothing(
+    app: App, alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(imports, "BATCH", 5)
+    execute(app, SQLITE_POISON if app.store.backend == "sqlite" else POSTGRES_POISON)
+    contents = [f"note {n}" for n in range(7)] + ["poison pill"] + [f"note {n}" for n in range(7, 12)]
+    path = records(tmp_path / "notes.jsonl", contents)
+    with pytest.raises((sqlite3.DatabaseError, psycopg.Error)):
+        import_path(app, alice, path, scope="personal")
+    # The first batch is committed; nothing of the second (memories, audit rows or links) is.
+    assert stored(app, "alice") == sorted(contents[:5])
+    assert len(import_audits(app)) == 5
+    execute(app, "DROP TRIGGER poison" if app.store.backend == "sqlite" else "DROP TRIGGER poison ON audit_memories")
+    report = import_path(app, alice, path, scope="personal")
+    assert (report.imported, report.skipped) == (len(contents) - 5, 5)
+    assert stored(app, "alice") == sorted(contents)
+    assert len(import_audits(app)) == len(contents)
+
+
+def test_two_imports_of_the_same_records_at_once_store_each_text_once(
+    app: App, alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import takes the owner's write lock for each batch, as remember does: the second to get it sees
+    what the first wrote."""
+    monkeypatch.setattr(imports, "BATCH", 10)
+    contents = [f"note {n}" for n in range(200)]
+    path = records(tmp_path / "notes.jsonl", contents)
+    reports: list[imports.ImportReport] = []
+    threads = [threading.Thread(target=lambda: reports.append(import_path(app, alice, path, scope="personal")))]
+    threads.append(threading.Thread(target=lambda: reports.append(import_path(app, alice, path, scope="personal"))))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(r.imported for r in reports) == len(contents)
+    assert sum(r.skipped for r in reports) == len(contents)
+    with system_tx(app.store, "test") as tx:
+        assert all(len(tx.find_by_hash("alice", content_hash(c))) == 1 for c in contents)
