@@ -34,8 +34,27 @@ ROWS = 600
 CLUSTERS = 40
 
 
-@pytest.fixture(params=["sqlite-graph", "sqlite-exact", "postgres-hnsw", "postgres-exact"])
+STORES = ["sqlite-graph", "sqlite-graph-scan", "sqlite-exact", "postgres-hnsw", "postgres-exact"]
+
+
+@pytest.fixture(params=STORES)
 def swept(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    store, opened = open_store(request, tmp_path)
+    fill(store)
+    yield store
+    opened.close()
+
+
+@pytest.fixture(params=STORES)
+def empty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    store, opened = open_store(request, tmp_path)
+    yield store
+    opened.close()
+
+
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Store, Any]:
+    """The store a parameter names: SQLite's graph (searched, or scanned whole for a filter keeping few
+    rows), SQLite's exact scan, PostgreSQL's HNSW index or its exact search."""
     if request.param.startswith("postgres"):
         from zero_memory.store.postgres import PostgresStore
 
@@ -45,12 +64,13 @@ def swept(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         opened: Any = PostgresStore.open(url, dim=DIM, exact_search_rows=bound)
         request.addfinalizer(lambda: server.drop(url))
     else:
-        options = {"ann_min_rows": 0, "exact_filter_rows": 0} if request.param == "sqlite-graph" else {}
+        options = {
+            "sqlite-graph": {"ann_min_rows": 0, "exact_filter_rows": 0},
+            "sqlite-graph-scan": {"ann_min_rows": 0},
+            "sqlite-exact": {},
+        }[request.param]
         opened = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, **options)
-    store = cast(Store, AsSystem(opened))
-    fill(store)
-    yield store
-    opened.close()
+    return cast(Store, AsSystem(opened)), opened
 
 
 def fill(store: Store) -> None:
@@ -112,3 +132,26 @@ def test_the_sweep_finds_the_exact_scans_pairs_and_only_pairs_of_live_memories_o
     # Beyond the exact pairs, a subject's neighbour may only be one the index ranked among its nearest
     # in place of one it missed: no more pairs than the exact ones, give or take those misses.
     assert len(keys - truth.keys()) <= len(truth.keys() - keys)
+
+
+def test_neighbours_tied_at_the_cut_are_taken_in_id_order(empty: Store) -> None:
+    """Six copies of one vector tie for a subject's three places: whatever order the index found them in,
+    the sweep takes the three with the smallest ids, as the exact scan does."""
+    rng = np.random.default_rng(3)
+    shared = rng.standard_normal(DIM).astype(np.float32)
+    shared /= np.linalg.norm(shared)
+    with empty.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(40):
+            other = rng.standard_normal(DIM).astype(np.float32)
+            put(tx, memory(f"other {n}", minutes=n), (other / np.linalg.norm(other)).astype(np.float32))
+        copies = [memory(f"copy {n}", minutes=100 + n) for n in range(6)]
+        for copy in copies:
+            put(tx, copy, shared)
+        subject = memory("subject", minutes=200)
+        near = shared + 0.3 * rng.standard_normal(DIM).astype(np.float32)
+        put(tx, subject, (near / np.linalg.norm(near)).astype(np.float32))
+    with empty.tx() as tx:
+        found = list(pairs(tx, [subject], floor=0.5, limit=3))
+    assert sorted(c.a.id for c in found) == sorted(c.id for c in copies)[:3]
+    assert all(c.b.id == subject.id for c in found)

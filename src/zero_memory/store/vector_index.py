@@ -44,6 +44,10 @@ MAX_FETCH = 4_096  # widest graph search before scanning the filtered rows whole
 PAGE = 5_000  # rows read from the database at a time while catching up
 SAVE_MIN_ROWS = 10_000  # changes applied since the last snapshot before saving another
 SIMILARITY_SLACK = 0.02  # int8 scores vs exact ones: keep candidates this far below the floor
+# Two int8 scores of one search may each be off by up to ~0.015 (measured at 100k memories: standard
+# deviation 0.003, largest of 120,000 0.015), so a row whose int8 score is within twice that of the
+# last one wanted may still belong before it once scored exactly.
+TIE_MARGIN = 0.01
 
 
 class Source(Protocol):
@@ -388,6 +392,56 @@ class VectorIndex:
                     results[n] = self._widen(vectors[n], mask, want, floor, fetch)
             return [r or [] for r in results]
 
+    def nearest_many(
+        self,
+        vectors: np.ndarray,
+        flt: Filter,
+        *,
+        count: int,
+        floor: float,
+        threads: int = 1,
+        expansion: int = EXPANSION_SEARCH,
+    ) -> list[np.ndarray]:
+        """For each vector, the rows the filter keeps that may be among its ``count`` most similar above
+        ``floor`` once scored exactly: seqs, most similar first by the index's scores.
+
+        Those are the first ``count`` by the index's scores and every other one whose score is within
+        the scores' error of the last of them (exact scores: a tie; int8 scores: ``TIE_MARGIN``); a
+        caller wanting ``count`` neighbours scores only these exactly, not a fixed over-fetch.
+        """
+        with self.lock:
+            vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
+            mask = self._mask(flt)
+            if count <= 0 or not mask.any():
+                return [np.zeros(0, dtype=np.int64) for _ in range(len(vectors))]
+            if self._matrix is not None:
+                sims = self._scores(vectors, self._matrix, mask)
+                return [_nearest(np.flatnonzero(row >= floor), row[row >= floor], count, EXACT_TIE) for row in sims]
+            assert self._graph is not None
+            population = int(mask.sum())
+            if population <= self.exact_filter_rows:
+                return [
+                    _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
+                ]
+            fetch = _fetch_for(count, population / max(self.indexed, 1))
+            keys, sims = self._graph.search(vectors, fetch, threads=threads, expansion=expansion)
+            low = floor - SIMILARITY_SLACK
+            inside = (keys >= 0) & (keys < len(mask))
+            keep = inside & mask[np.where(inside, keys, 0)] & (sims >= low)
+            # A row with fewer than ``count`` kept hits, whose search went on above the floor, may have
+            # more further out: it widens on its own (rare unless the filter keeps few rows).
+            kept = keep.sum(axis=1)
+            short = (kept < count) & (sims[:, -1] >= low)
+            # The search's hits come most similar first: a row's cut is the score of its count-th kept hit.
+            last = np.argmax(np.cumsum(keep, axis=1) >= count, axis=1)
+            cut = np.where(kept >= count, sims[np.arange(len(sims)), last], -np.inf)
+            near = keep & (sims >= cut[:, None] - TIE_MARGIN)
+            found = np.split(keys[near], np.cumsum(near.sum(axis=1))[:-1])
+            for n in np.flatnonzero(short):
+                hits = self._widen(vectors[n], mask, count, floor, fetch)
+                found[n] = _nearest(*_columns(hits), count, TIE_MARGIN)
+            return found
+
     def _kept(
         self,
         keys: np.ndarray,
@@ -445,6 +499,22 @@ def _top(row: np.ndarray, want: int, floor: float) -> list[tuple[int, float]]:
         above = above[np.argpartition(-row[above], want - 1)[:want]]
     above = above[np.argsort(-row[above], kind="stable")]
     return [(int(i), float(row[i])) for i in above]
+
+
+EXACT_TIE = 1e-6  # float32 scores of one product: equal rows may differ in the last bit
+
+
+def _nearest(seqs: np.ndarray, sims: np.ndarray, count: int, margin: float) -> np.ndarray:
+    """The ``count`` most similar seqs and those within ``margin`` of the last of them, most similar first."""
+    if len(sims) > count:
+        last = np.partition(sims, len(sims) - count)[len(sims) - count]
+        near = sims >= last - margin
+        seqs, sims = seqs[near], sims[near]
+    return seqs[np.argsort(-sims, kind="stable")].astype(np.int64, copy=False)
+
+
+def _columns(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([seq for seq, _ in hits], dtype=np.int64), np.array([sim for _, sim in hits], dtype=np.float32)
 
 
 def _fetch_for(want: int, selectivity: float) -> int:
