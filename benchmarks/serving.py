@@ -1,7 +1,8 @@
 """Serving benchmark: where one MCP call over streamable HTTP spends its time, and eight clients' throughput.
 
     python benchmarks/serving.py [--calls 150] [--clients 8] [--seconds 15] [--rounds 1]
-                                 [--baseline CHECKOUT] [--workers 1,2] [--json]
+                                 [--baseline CHECKOUT] [--workers 1,2] [--processes 2]
+                                 [--server-env NAME=VALUE] [--json]
 
 Three parts, all on SQLite and a small database (a few hundred memories per user):
 
@@ -28,7 +29,9 @@ Three parts, all on SQLite and a small database (a few hundred memories per user
 checkout of the project (its ``src`` first on PYTHONPATH, this environment's
 packages), alternating with this one ``--rounds`` times, so a comparison is
 side by side on the same machine in one run. ``--workers 1,2`` repeats part 3
-with ``zm serve --workers N`` for each N (this checkout only). The load
+with ``zm serve --workers N`` for each N (this checkout only), ``--processes 2`` with
+that many separate ``zm serve`` on one data directory, the clients spread over
+them; ``--server-env`` passes a variable to every server. The load
 average (``uptime``) is printed before and after each part.
 """
 
@@ -82,6 +85,15 @@ def process_cpu_s(pid: int) -> float:
     for child in _children(pid):
         total += sum(int(value) for value in Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
     return total / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its live children (the workers of ``zm serve --workers``), MB."""
+    total = 0
+    for each in [pid, *_children(pid)]:
+        status = Path(f"/proc/{each}/status").read_text()
+        total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+    return round(total / 1024, 1)
 
 
 def _children(pid: int) -> list[int]:
@@ -562,6 +574,7 @@ def under_load(
             log = aio.run(lambda: _lean_load(service, urls, clients, seconds, seed))
         wall = time.monotonic() - wall_before
         server_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
+        server_rss = sum(rss_mb(pid) for pid in pids)
         client_cpu = time.process_time() - client_before
         after_load = loadavg()
         books = load.audit(service, log)
@@ -589,6 +602,7 @@ def under_load(
         "tools": tools,
         "server_cpu_ms_per_call": round(server_cpu / max(calls, 1) * 1000, 2),
         "server_cores": round(server_cpu / wall, 2),
+        "server_rss_mb": server_rss,
         "client_cores": round(client_cpu / wall, 2),
         "errors": len(log.errors) + len(books.lost) + len(books.duplicated) + len(books.inconsistent),
         "error_samples": log.errors[:3] + books.lost[:3] + books.duplicated[:3] + books.inconsistent[:3],
@@ -633,7 +647,8 @@ def show_load(row: dict[str, Any]) -> None:
     print(
         f"3. {row['server']}, {row['clients']} {row['client']} clients: {row['calls_per_s']} calls/s, "
         f"p95 {row['p95_ms']} ms (p50/p95 ms: {per_tool}); server {row['server_cpu_ms_per_call']} ms CPU per call, "
-        f"{row['server_cores']} cores; clients {row['client_cores']} cores; errors {row['errors']}; "
+        f"{row['server_cores']} cores, RSS {row['server_rss_mb']} MB; clients {row['client_cores']} cores; "
+        f"errors {row['errors']}; "
         f"load average {row['loadavg'][0]} → {row['loadavg'][1]}",
         flush=True,
     )
@@ -655,13 +670,18 @@ def main() -> None:
     parser.add_argument(
         "--processes", default="", help="comma-separated counts of zm serve processes on one data directory (part 3)"
     )
+    parser.add_argument(
+        "--server-env", action="append", default=[], metavar="NAME=VALUE", help="a variable for the servers only"
+    )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: layers,one,load")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
-    servers = [Server("this checkout", {})]
+    extra = dict(item.split("=", 1) for item in args.server_env)
+    servers = [Server("this checkout", extra)]
     if args.baseline is not None:
-        servers.insert(0, Server(f"baseline {args.baseline}", {"PYTHONPATH": str(args.baseline.resolve() / "src")}))
+        baseline_env = {**extra, "PYTHONPATH": str(args.baseline.resolve() / "src")}
+        servers.insert(0, Server(f"baseline {args.baseline}", baseline_env))
     out: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
     print(f"{os.cpu_count()} CPUs, load average {loadavg()}", flush=True)
     if "layers" not in skip:
@@ -687,7 +707,7 @@ def main() -> None:
             if not args.json:
                 show_load(row)
         for workers in [int(n) for n in args.workers.split(",") if n]:
-            server = Server(f"--workers {workers}", {}, ("--workers", str(workers)))
+            server = Server(f"--workers {workers}", extra, ("--workers", str(workers)))
             row = under_load(server, args.clients, args.seconds, round_, args.client)
             out["load"].append(row)
             if not args.json:

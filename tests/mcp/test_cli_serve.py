@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 def test_every_command_has_help(deployment: Deployment) -> None:
     serve = zm(deployment.env, "serve", "--help").stdout
-    assert "--host" in serve and "--port" in serve and "ZM_ALLOWED_HOSTS" in serve
+    assert "--host" in serve and "--port" in serve and "ZM_ALLOWED_HOSTS" in serve and "--workers" in serve
     assert "stdio" in zm(deployment.env, "mcp", "--help").stdout
 
 

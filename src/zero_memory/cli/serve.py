@@ -5,15 +5,27 @@ The server modules are imported inside the commands: every other ``zm`` command 
 
 from __future__ import annotations
 
-from typing import Annotated
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
 
 from zero_memory import __version__
 from zero_memory.access.users import ensure_local_user
-from zero_memory.cli.common import app, err_console, handles_errors
+from zero_memory.app import App
+from zero_memory.bootstrap import build_app
+from zero_memory.cli.common import app, err_console, fail, handles_errors
 from zero_memory.ids import new_id
+from zero_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from zero_memory.web.affinity import Siblings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -39,14 +51,23 @@ def serve(
             "forwards (zm.example.com); * accepts any.",
         ),
     ] = "",
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Server processes on the one port; each MCP session stays on the process that opened it. "
+            "More than one pays only with a core per process to spare (docs/deployment.md).",
+            min=1,
+            max=64,
+        ),
+    ] = 1,
 ) -> None:
     """Serve MCP over streamable HTTP at /mcp (bearer token required), the dashboard at /, and /healthz."""
     import uvicorn
 
     from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
-    from zero_memory.web import dashboard
-    from zero_memory.web.app import create_app
     from zero_memory.web.auth import login_link
+    from zero_memory.web.workers import run_workers
 
     application = app()
     names = [name for name in allowed_hosts.replace(",", " ").split() if name]
@@ -55,20 +76,18 @@ def serve(
     if application.settings.public_url:
         # The name clients use through the proxy is one /mcp must accept.
         names.append(urlsplit(application.settings.public_url).netloc)
-    asgi = create_app(
-        application,
-        host=host,
-        allowed_hosts=names,
-        extra_routes=dashboard.routes(application),
-        public_url=public_url,
-    )
+    options = Options(host=host, allowed_hosts=tuple(names), public_url=public_url, base_url=f"http://{shown}:{port}")
+    # Made before any worker starts, so that workers starting together find them: the schema, the secret key.
+    ensure_local_user(application.store, application.settings.user)
+    asgi = None if workers > 1 else server_app(application, options)
     typer.echo(
         f"zero-memory {__version__} listening on http://{shown}:{port}  "
-        f"(MCP: http://{shown}:{port}/mcp, health: /healthz)"
+        f"(MCP: http://{shown}:{port}/mcp, health: /healthz)" + (f", {workers} workers" if workers > 1 else "")
     )
     if public_url:
         typer.echo(f"OAuth for remote MCP clients: issuer {public_url}, resource {public_url}/mcp")
-    typer.echo(login_link(application, public_url or f"http://{shown}:{port}"))
+    if asgi is not None:
+        typer.echo(login_link(application, public_url or options.base_url))
     if not is_loopback(host):
         err_console.print(
             f"warning: bound to {host or 'every interface'}, reachable from other machines. Bearer tokens "
@@ -84,7 +103,56 @@ def serve(
             markup=False,
             highlight=False,
         )
-    uvicorn.run(asgi, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    if asgi is not None:
+        uvicorn.run(asgi, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    elif run_workers(workers, host, port, partial(serve_worker, options)) != 0:
+        fail("a worker stopped as it started: its error is above")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every server process of one ``zm serve`` is built with."""
+
+    host: str
+    allowed_hosts: Sequence[str]
+    public_url: str | None
+    base_url: str
+
+
+def server_app(application: App, options: Options, *, background: bool = True) -> ASGIApp:
+    from zero_memory.web import dashboard
+    from zero_memory.web.app import create_app
+
+    return create_app(
+        application,
+        host=options.host,
+        allowed_hosts=options.allowed_hosts,
+        extra_routes=dashboard.routes(application),
+        public_url=options.public_url,
+        background=background,
+    )
+
+
+def serve_worker(options: Options, siblings: Siblings, listener: socket.socket, private: socket.socket) -> None:
+    """One worker of ``zm serve --workers N``: a whole server on the shared socket and its own private one.
+
+    Worker 0 also runs the scheduler and the capture retries, and holds the login link it prints.
+    """
+    import uvicorn
+
+    from zero_memory.web.affinity import Affinity
+    from zero_memory.web.auth import login_link
+
+    application = build_app(Settings.from_environ())
+    first = siblings.index == 0
+    asgi = Affinity(server_app(application, options, background=first), siblings)
+    if first:
+        typer.echo(login_link(application, options.public_url or options.base_url))
+    config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(config).run(sockets=[listener, private])
+    finally:
+        application.close()
 
 
 @handles_errors

@@ -43,6 +43,7 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     extra_routes: Sequence[BaseRoute] = (),
     public_url: str | None = None,
+    background: bool = True,
 ) -> Starlette:
     """The whole HTTP server for one ``App``.
 
@@ -52,7 +53,8 @@ def create_app(
     ``/healthz`` and ``/mcp`` — the dashboard's place. ``public_url`` is the
     origin clients reach the server at (``ZM_PUBLIC_URL``, else the bound
     loopback address); without one OAuth stays off and bearer tokens are the
-    only way in.
+    only way in. ``background`` runs the scheduler (when configured) and the
+    capture retries: one process of several may do it for all.
     """
     server = build_server(app, Identity())
     mcp_app = server.streamable_http_app(
@@ -64,18 +66,20 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         runs.interrupt_orphans(app)
         scheduler = None
-        if app.settings.scan_interval_hours:
+        if background and app.settings.scan_interval_hours:
             scheduler = Scheduler(app, app.settings.scan_interval_hours)
             scheduler.start()
         # Retries of extractions that failed, and chunks a stopped process left behind.
-        worker = CaptureWorker(app)
-        worker.start()
+        worker = CaptureWorker(app) if background else None
+        if worker is not None:
+            worker.start()
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
         try:
             async with server.session_manager.run():
                 yield
         finally:
-            worker.stop()
+            if worker is not None:
+                worker.stop()
             if scheduler is not None:
                 scheduler.stop()
 
