@@ -16,7 +16,7 @@ from tests.pg import PgServer
 from tests.store.factories import DIM, AsSystem, add_users, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
 from zero_memory.store import migrations
-from zero_memory.store.postgres import PostgresStore, PostgresTx, supports_iterative_scan
+from zero_memory.store.postgres import USE_INDEX, USED_INDEX, PostgresStore, PostgresTx, supports_iterative_scan
 
 
 @pytest.fixture
@@ -28,8 +28,12 @@ def hnsw_store(pg_url: str) -> Iterator[PostgresStore]:
 
 
 def plan(tx: PostgresTx, **kwargs: Any) -> str:
+    """The plan of the branch ``similar`` runs (exact or the index walk), with its settings."""
     query, params = tx._similar_query(axis(0), fetch=10, **{"scopes": None, "owner": None, "exclude": (), **kwargs})
-    return "\n".join(r["QUERY PLAN"] for r in tx.conn.execute("EXPLAIN " + query, params).fetchall())
+    tx.conn.execute(USE_INDEX, ("40",))
+    lines = [r["QUERY PLAN"] for r in tx.conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query, params).fetchall()]
+    tx.conn.execute(USED_INDEX)
+    return "\n".join(line for line in lines if "never executed" not in line)
 
 
 def test_a_new_database_applies_every_migration_once(pg_url: str) -> None:

@@ -103,6 +103,25 @@ INSERT_MEMORY_AUDITS = (
 )
 
 
+# The settings of an approximate scan, for the rest of the transaction, until USED_INDEX: an iterative scan
+# keeps a filtered walk from starving (filters applied after the index scan), and sorting is off because
+# the planner's costs leave out reading each vector out of line, so up to a few tens of thousands of rows
+# it sorts them all rather than walk the graph (measured at 10,000 memories: 250-400 ms that way, 75 ms
+# through the index). An exact search has no plan but a sort, which it keeps. zm.sort keeps the setting
+# sorting had.
+USE_INDEX = (
+    "SELECT set_config('zm.sort', current_setting('enable_sort'), true), "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true), "
+    "set_config('enable_sort', 'off', true)"
+)
+USED_INDEX = "SELECT set_config('enable_sort', current_setting('zm.sort'), true)"
+
+
+def ef_search(fetch: int) -> int:
+    """The HNSW candidate list for ``fetch`` rows."""
+    return min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+
+
 def lock_key(name: str) -> int:
     """A stable signed 32-bit hash of a lock name, the same in every process."""
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "big", signed=True)
@@ -118,7 +137,6 @@ class PostgresTx(SqlTx):
     def __init__(self, store: PostgresStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.store = store
         self.conn = conn
-        self._sorting: str | None = None  # enable_sort before an index scan turned it off
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(placeholders(sql), tuple(params)).rowcount
@@ -214,8 +232,12 @@ class PostgresTx(SqlTx):
         query, params = self._similar_query(
             vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude, kinds=kinds
         )
-        rows = self.conn.execute(query, params).fetchall()
-        self._used_index()
+        # One round trip: the settings of an index scan, the search, sorting as it was.
+        with self.conn.pipeline():
+            self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+            cursor = self.conn.execute(query, params)
+            self.conn.execute(USED_INDEX)
+        rows = cursor.fetchall()
         neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
         neighbours = [n for n in neighbours if n.similarity >= floor]
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
@@ -238,18 +260,20 @@ class PostgresTx(SqlTx):
             raise ValueError(f"similar_many: expected vectors of {dim} dimensions, got shape {vectors.shape}")
         fetch = limit + max((len(e) for e in excludes), default=0) + 8
         filters = f"status = 'live' AND embedding_dim = {dim} AND owner = %s"
-        if self._candidates(filters, [owner]) <= self.store.exact_search_rows:
-            distance = "embedding <=> q.q_vector"
-        else:
+        walk = self._candidates(filters, [owner]) > self.store.exact_search_rows
+        if walk:
             distance = f"embedding::vector({dim}) <=> q.q_vector::vector({dim})"
-            self._use_index(fetch)
+            self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+        else:
+            distance = "embedding <=> q.q_vector"
         rows = self.conn.execute(
             f"SELECT q.q_n, m.* FROM unnest(%s::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
             f"CROSS JOIN LATERAL (SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories "
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS m",
             [[self._embedding_param(v) for v in vectors], owner, fetch],
         ).fetchall()
-        self._used_index()
+        if walk:
+            self.conn.execute(USED_INDEX)
         found: list[list[Neighbour]] = [[] for _ in range(len(vectors))]
         for r in rows:
             found[int(r["q_n"]) - 1].append(Neighbour(memory_from_row(r), 1.0 - float(r["distance"])))
@@ -261,28 +285,6 @@ class PostgresTx(SqlTx):
             results.append(kept[:limit])
         return results
 
-    def _use_index(self, fetch: int) -> None:
-        """Settings for an approximate scan, until ``_used_index``.
-
-        Filters applied after the index scan would starve it: an iterative scan keeps walking the graph
-        until enough rows pass. Sorting is off meanwhile: the planner's costs leave out reading each
-        vector out of line, so up to a few tens of thousands of rows it sorts them all rather than walk
-        the graph (measured at 10,000 memories: 250-400 ms that way, 75 ms through the index).
-        """
-        ef_search = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
-        row = self.conn.execute(
-            "SELECT current_setting('enable_sort') AS sort, set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true), set_config('enable_sort', 'off', true)",
-            (str(ef_search),),
-        ).fetchone()
-        self._sorting = str(row["sort"]) if row else "on"
-
-    def _used_index(self) -> None:
-        """Sorting as it was before ``_use_index``, for the rest of the transaction."""
-        if self._sorting is not None:
-            self.conn.execute("SELECT set_config('enable_sort', %s, true)", (self._sorting,))
-            self._sorting = None
-
     def _similar_query(
         self,
         vector: np.ndarray,
@@ -293,7 +295,8 @@ class PostgresTx(SqlTx):
         exclude: Collection[str],
         kinds: Collection[str] | None = None,
     ) -> tuple[str, list[Any]]:
-        """The nearest-neighbour query, exact or through the HNSW index, and its parameters."""
+        """The nearest-neighbour query, exact or through the HNSW index as the candidates' count decides,
+        and its parameters; run with ``USE_INDEX`` before it and ``USED_INDEX`` after."""
         dim = int(self.store.dim)
         if vector.shape != (dim,):
             raise ValueError(f"similar: expected a vector of {dim} dimensions, got shape {vector.shape}")
@@ -314,18 +317,24 @@ class PostgresTx(SqlTx):
             where.append("id <> ALL(%s::text[])")
             params.append(sorted(exclude))
         filters = " AND ".join(where)
-        if self._candidates(filters, params) <= self.store.exact_search_rows:
-            # Few candidates: compare with every one. The distance is spelled on the
-            # bare column, which the HNSW expression index cannot serve, so the
-            # planner filters by the b-tree indexes and sorts: exact, like SQLite.
-            distance = "embedding <=> %s"
-        else:
-            distance = f"embedding::vector({dim}) <=> %s::vector({dim})"
-            self._use_index(fetch)
+        bound = int(self.store.exact_search_rows)
+        # Up to the bound, compare with every candidate: the distance spelled on the bare column, which the
+        # HNSW expression index cannot serve, so the planner filters by the b-tree indexes and sorts (exact,
+        # like SQLite). Above it, walk the index. The count decides which branch runs (a one-time filter:
+        # the other is never executed), in the same statement.
+        # (The test stands above each branch's LIMIT, where the planner cannot push it down: below a
+        # parallel plan's Gather it would start the workers of the branch it skips.)
         query = (
-            f"SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s"
+            f"WITH counted AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE {filters} "
+            f"LIMIT {bound + 1}) AS candidates) "
+            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %s AS distance FROM memories "
+            f"WHERE {filters} ORDER BY distance LIMIT %s) AS exact WHERE (SELECT n FROM counted) <= {bound} "
+            f"UNION ALL SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %s::vector({dim}) "
+            f"AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s) AS walk "
+            f"WHERE (SELECT n FROM counted) > {bound}"
         )
-        return query, [self._embedding_param(vector), *params, fetch]
+        q = self._embedding_param(vector)
+        return query, [*params, q, *params, fetch, q, *params, fetch]
 
     def _candidates(self, filters: str, params: Sequence[Any]) -> int:
         """How many rows pass the filters, counting no further than just past the exact-search bound."""
@@ -352,18 +361,19 @@ class PostgresTx(SqlTx):
 
     def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
         # Counted over every memory, whoever the caller (migration 0009, zm_memory_documents).
-        row = self.conn.execute("SELECT zm_memory_documents() AS n").fetchone()
-        documents = int(row["n"]) if row else 0
         # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);
         # the others are rare by that measure, and counting their rows through the index is cheap.
         common = self.store.common_words(self.conn)
-        counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
-        rare = [w for w in words if w not in counts]
-        if rare:
-            rows = self.conn.execute(
+        rare = [w for w in words if w not in common]
+        with self.conn.pipeline():  # one round trip
+            total = self.conn.execute("SELECT zm_memory_documents() AS n")
+            found = self.conn.execute(
                 "SELECT word, documents FROM zm_word_documents(%s::text[], %s)", (rare, POSTINGS_BUDGET + 1)
-            ).fetchall()
-            counts.update({r["word"]: int(r["documents"]) for r in rows})
+            )
+        row = total.fetchone()
+        documents = int(row["n"]) if row else 0
+        counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
+        counts.update({r["word"]: int(r["documents"]) for r in found.fetchall()})
         return documents, counts
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
@@ -566,9 +576,10 @@ class PostgresStore:
         """Load about ``rows`` memories with the HNSW index dropped, then build it once.
 
         Only for a load of at least ``BULK_MIN_ROWS`` memories and more than the store holds
-        (a smaller one costs less row by row than rebuilding the graph of what is there). The drop
-        commits before the load: searches meanwhile are exact, and a process that dies mid-load leaves
-        a store that still recalls, whose next start (``migrate``) builds the index again.
+        (a smaller one costs less row by row than rebuilding the graph of what is there), and analyses
+        the tables afterwards. The drop commits before the load: searches meanwhile are exact, and a
+        process that dies mid-load leaves a store that still recalls, whose next start (``migrate``)
+        builds the index again.
         """
         dropped = rows >= BULK_MIN_ROWS and self._drop_vector_index(rows)
         try:
@@ -577,6 +588,11 @@ class PostgresStore:
             if dropped:
                 with self._connect() as conn:
                     self._ensure_vector_index(conn)
+                    # The planner's statistics, now rather than at autovacuum's next visit: without them it
+                    # walked a whole scope's index to find a word's rows (full text at 100,000 memories:
+                    # 131-196 ms, 37 ms through the full-text index once analysed).
+                    conn.execute("ANALYZE")
+                self._common = None
 
     def _drop_vector_index(self, rows: int) -> bool:
         with self._connect() as conn:
