@@ -27,8 +27,10 @@ order equal scores the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from zero_memory.store.terms import words_of
 
@@ -79,3 +81,17 @@ def plan(words: list[str], documents: int, counts: Mapping[str, int], budget: in
             break
         matched.append(word)
     return TextPlan(weights, tuple(matched))
+
+
+def rank_postings(postings: Sequence[np.ndarray], weights: Sequence[int]) -> list[int]:
+    """The rows holding any of the matched words (each word's row numbers, ``seq``), best first: by the
+    weight of the words each holds, newer (a higher number) first among equals. Each store reads the
+    postings from its index and ranks them here, so both order the candidates alike."""
+    if not postings:
+        return []
+    seqs = np.concatenate([np.asarray(p, dtype=np.int64) for p in postings])
+    scores = np.concatenate([np.full(len(p), w, dtype=np.float64) for p, w in zip(postings, weights, strict=True)])
+    rows, where = np.unique(seqs, return_inverse=True)
+    summed = np.bincount(where, weights=scores, minlength=len(rows))  # integer weights: exact in float64
+    ranked: list[int] = rows[np.lexsort((-rows, -summed))].tolist()
+    return ranked

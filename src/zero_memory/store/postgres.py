@@ -45,7 +45,7 @@ from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Memory
 from zero_memory.store import migrations
 from zero_memory.store.base import Neighbour
-from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan
+from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.rows import cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 
@@ -120,6 +120,10 @@ USED_INDEX = "SELECT set_config('enable_sort', current_setting('zm.sort'), true)
 def ef_search(fetch: int) -> int:
     """The HNSW candidate list for ``fetch`` rows."""
     return min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+
+
+# One word's rows, by their seq: the GIN index, then only each row's first column.
+POSTINGS = "SELECT array_agg(seq) AS seqs FROM memories WHERE content_tsv @@ plainto_tsquery('simple', %s)"
 
 
 def lock_key(name: str) -> int:
@@ -377,23 +381,33 @@ class PostgresTx(SqlTx):
         return documents, counts
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        """SQLite's way, through the GIN index: each matched word's rows (their ``seq`` only, so no row
+        is read past its first column), ranked by ``rank_postings``; then the ranking a slice at a time,
+        keeping live rows of the scopes asked, until enough are kept. Ranking every matching row in SQL
+        read and scored each whole row (up to the 5,000 postings of the plan): at 100,000 memories a
+        3,500-row word took 9 ms that way, its postings 3 ms."""
         if not plan.matched or not scopes or limit <= 0:
             return []
-        words = list(plan.matched)
-        # Each word one plainto_tsquery (it quotes whatever the word holds); the weights are integers
-        # the plan computed, written as literals.
-        queries = ", ".join(f"plainto_tsquery('simple', %s) AS q{n}" for n in range(len(words)))
-        either = " || ".join(f"q.q{n}" for n in range(len(words)))
-        score = " + ".join(
-            f"CASE WHEN m.content_tsv @@ q.q{n} THEN {int(plan.weights[w])} ELSE 0 END" for n, w in enumerate(words)
-        )
-        rows = self.conn.execute(
-            f"SELECT m.id FROM memories m, (SELECT {queries}) AS q "
-            f"WHERE m.content_tsv @@ ({either}) AND m.status = 'live' AND m.scope = ANY(%s::text[]) "
-            f"ORDER BY ({score}) DESC, m.seq DESC LIMIT %s",
-            [*words, sorted(scopes), limit],
-        ).fetchall()
-        return [r["id"] for r in rows]
+        with self.conn.pipeline():  # one round trip for every word
+            cursors = [self.conn.execute(POSTINGS, (word,), binary=True) for word in plan.matched]
+        answers = [c.fetchone() for c in cursors]
+        postings = [np.asarray(r["seqs"] if r and r["seqs"] else [], dtype=np.int64) for r in answers]
+        ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
+        readable = sorted(scopes)
+        kept: list[str] = []
+        step = max(limit * 4, 100)
+        for start in range(0, len(ranked), step):
+            part = ranked[start : start + step]
+            rows = self.conn.execute(
+                "SELECT seq, id FROM memories WHERE seq = ANY(%s::bigint[]) AND status = 'live' "
+                "AND scope = ANY(%s::text[])",
+                (part, readable),
+            ).fetchall()
+            found = {int(r["seq"]): r["id"] for r in rows}
+            kept.extend(found[seq] for seq in part if seq in found)
+            if len(kept) >= limit:
+                break
+        return kept[:limit]
 
 
 @dataclass(slots=True)

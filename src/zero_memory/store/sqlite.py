@@ -21,7 +21,7 @@ import numpy as np
 
 from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
-from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan
+from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
@@ -100,14 +100,7 @@ class SQLiteTx(SQLiteVectors, SqlTx):
         if not plan.matched or not scopes or limit <= 0:
             return []
         # Each matched word's postings (rare words: within the plan's budget), summed into one score per row.
-        postings = [self._postings(word) for word in plan.matched]
-        seqs = np.concatenate(postings)
-        weights = np.concatenate(
-            [np.full(len(p), plan.weights[w], dtype=np.float64) for p, w in zip(postings, plan.matched, strict=True)]
-        )
-        rows, where = np.unique(seqs, return_inverse=True)
-        scores = np.bincount(where, weights=weights)  # integer weights: exact in float64
-        ranked = rows[np.lexsort((-rows, -scores))].tolist()  # best first, newer first among equals
+        ranked = rank_postings([self._postings(word) for word in plan.matched], [plan.weights[w] for w in plan.matched])
         scopes = sorted(scopes)
         kept: list[str] = []
         # Walk the ranking a slice at a time, keeping live rows of the scopes asked, until enough are kept.
