@@ -26,6 +26,7 @@ from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
 from zero_memory.store.vector_index import ANN_MIN_ROWS, EXACT_FILTER_ROWS, VectorIndex
+from zero_memory.store.writers import Writers
 
 BUSY_TIMEOUT_MS = 60_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
@@ -149,7 +150,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        self._writers = threading.Lock()
+        self._writers = Writers(path)
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         _LIVE_HOLDERS.add(self._holder)
 
@@ -193,11 +194,9 @@ class SQLiteStore:
             finally:
                 self._local.depth -= 1
             return
-        # This process's writers wait their turn here, and each is woken the moment the one before
-        # commits. Waiting in BEGIN IMMEDIATE instead means SQLite's busy handler, which sleeps in
-        # growing steps (up to 100 ms) and leaves the file unlocked while every waiter sleeps: eight
-        # clients spent most of their time so (measured). Other processes still meet the busy handler.
-        queued = write and self._writers.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+        # Writers of every process wait their turn here, each woken the moment the one before commits,
+        # rather than asleep in SQLite's busy handler (store/writers.py).
+        queued = write and self._writers.acquire(BUSY_TIMEOUT_MS / 1000)
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             # The counter as committed when this transaction began: a rollback rewinds the index to it.
@@ -321,6 +320,7 @@ class SQLiteStore:
                 with suppress(sqlite3.ProgrammingError):
                     conn.close()
             self._connections.clear()
+        self._writers.close()
         self._local = threading.local()
         _LIVE_HOLDERS.discard(self._holder)
 
