@@ -48,6 +48,7 @@ from zero_memory.store.base import Neighbour
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.rows import cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
+from zero_memory.store.tables import copied_table
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,34 @@ class PostgresTx(SqlTx):
                 [json.dumps(cap_payload(p), sort_keys=True) for _, p in payloads],
             ),
         )
+
+    def insert_rows(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """``zm db copy``'s rows, each column one array parameter (vectors in binary): the shared multi-row
+        INSERT is a long statement psycopg parses anew each time. (COPY refuses a table under row-level
+        security.)"""
+        spec = copied_table(table)
+        if not rows:
+            return
+        types = self._column_types(spec.name)
+        arrays = ", ".join(
+            "%b::vector[]" if column == "embedding" else f"%s::{types[column]}[]" for column in spec.columns
+        )
+        columns = [[self._copied_value(column, row[column]) for row in rows] for column in spec.columns]
+        self.conn.execute(f"INSERT INTO {spec.name}({', '.join(spec.columns)}) SELECT * FROM unnest({arrays})", columns)
+
+    def _copied_value(self, column: str, value: Any) -> Any:
+        if column == "embedding" and value is not None:
+            return self._embedding_param(np.asarray(value, dtype=np.float32))
+        return value
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        """Each column's type, as SQL spells it."""
+        rows = self.conn.execute(
+            "SELECT attname, format_type(atttypid, NULL) AS type FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            (table,),
+        ).fetchall()
+        return {r["attname"]: r["type"] for r in rows}
 
     def serialize(self, key: str) -> None:
         """Wait for, then hold until this transaction ends, the write lock on ``key``."""
