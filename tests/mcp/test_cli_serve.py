@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import httpx
 import pytest
 
 from tests.mcp.helpers import Deployment, start_server, stop_server, zm
+from zero_memory.cli.serve import BLAS_THREAD_VARIABLES
 
 pytestmark = pytest.mark.slow
 
@@ -63,3 +68,19 @@ def test_a_loopback_bind_prints_where_it_listens_without_a_warning(http_server: 
     output = http_server.log.read_text()
     assert f"listening on {http_server.url}" in output
     assert "warning" not in output
+
+
+def test_the_server_runs_numpy_on_one_blas_thread_unless_the_environment_says_otherwise() -> None:
+    probe = (
+        "from zero_memory.cli.serve import one_blas_thread\n"
+        "from threadpoolctl import threadpool_info\n"
+        "one_blas_thread()\n"
+        "print(max(pool['num_threads'] for pool in threadpool_info() if pool['user_api'] == 'blas'))\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
+
+    def threads(env: dict[str, str]) -> str:
+        return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.strip()
+
+    assert threads(clean) == "1"
+    assert threads({**clean, "OPENBLAS_NUM_THREADS": "2"}) == "2"
