@@ -25,6 +25,7 @@ from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
+from zero_memory.store.term_counts import TermCounts
 from zero_memory.store.vector_index import ANN_MIN_ROWS, EXACT_FILTER_ROWS, VectorIndex
 from zero_memory.store.writers import Writers
 
@@ -79,6 +80,11 @@ class SQLiteTx(SQLiteVectors, SqlTx):
         return np.frombuffer(value, dtype=np.float32).copy()
 
     def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
+        if self.conn.total_changes != self._changes:
+            return self._count_words(words)  # this transaction's own writes: not what others see
+        return self.store.term_counts.lookup(_rev_counter(self.conn), words, self._count_words)
+
+    def _count_words(self, words: list[str]) -> tuple[int, dict[str, int]]:
         # max(seq) is an index lookup; count(*) would scan the table.
         total = self.conn.execute("SELECT max(seq) FROM memories").fetchone()
         documents = int(total[0]) if total and total[0] else 0
@@ -147,6 +153,7 @@ class SQLiteStore:
         self.index = VectorIndex(
             dim, files=IndexFiles(path), ann_min_rows=ann_min_rows, exact_filter_rows=exact_filter_rows
         )
+        self.term_counts = TermCounts()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()

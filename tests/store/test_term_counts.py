@@ -1,0 +1,73 @@
+"""The SQLite store keeps a query's word counts while the memories do not change, and only then."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.store.conftest import sqlite_url
+from tests.store.factories import DIM, add_users, memory, put
+from zero_memory.store.fulltext import TextPlan
+from zero_memory.store.sqlite import SQLiteStore
+
+QUERY = "zebra service crossing"
+
+
+def open_sqlite(folder: Path) -> SQLiteStore:
+    return SQLiteStore.open(sqlite_url(folder), dim=DIM)
+
+
+def plan_of(store: SQLiteStore, query: str = QUERY) -> TextPlan:
+    with store.tx() as tx:
+        return tx.text_plan(query)
+
+
+def fresh_plan(folder: Path, query: str = QUERY) -> TextPlan:
+    """The plan as a process that never counted before reads it."""
+    with closing(open_sqlite(folder)) as other:
+        return plan_of(other, query)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    opened = open_sqlite(tmp_path)
+    with opened.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(6):
+            put(tx, memory(f"The service number {n} restarts nightly", minutes=n))
+        put(tx, memory("A zebra crossing outside the office", minutes=7))
+    yield opened
+    opened.close()
+
+
+def test_counts_read_again_after_another_process_adds_forgets_or_rewrites_memories(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    before = plan_of(store)
+    assert before == fresh_plan(tmp_path)
+    with closing(open_sqlite(tmp_path)) as other, other.tx(write=True) as tx:
+        put(tx, memory("Another zebra near the service entrance", minutes=8))
+        put(tx, memory("Zebra stripes on the service dashboard", minutes=9))
+    after_adding = plan_of(store)
+    assert after_adding == fresh_plan(tmp_path)
+    assert after_adding != before
+    with closing(open_sqlite(tmp_path)) as other, other.tx(write=True) as tx:
+        tx.conn.execute("UPDATE memories SET content = 'no stripes here' WHERE content LIKE 'Another zebra%'")
+    assert plan_of(store) == fresh_plan(tmp_path) != after_adding
+
+
+def test_a_transaction_counts_its_own_writes_and_a_rollback_leaves_no_trace_of_them(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    committed = plan_of(store)
+    with pytest.raises(RuntimeError), store.tx(write=True) as tx:
+        put(tx, memory("A zebra in the service yard", minutes=10))
+        assert tx.text_plan(QUERY) != committed
+        raise RuntimeError("roll back")
+    # The next commit takes the change counter's value the rolled-back write had, with other rows.
+    with store.tx(write=True) as tx:
+        put(tx, memory("The service number 7 restarts hourly", minutes=11))
+    assert plan_of(store) == fresh_plan(tmp_path)
