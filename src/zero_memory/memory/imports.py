@@ -2,6 +2,11 @@
 
 Streamed: records are read, embedded and written a batch at a time, and the
 report keeps counts, so an import of a million memories runs in bounded memory.
+A batch is one transaction under the owner's write lock (remember's, so a
+remember or another import by the same owner waits and then sees it): one
+look-up of its hashes, one insert of its new memories and one of their audit
+rows, a row each. A batch that fails is written not at all and counted not at
+all; the batches before it stay, and running the import again adds the rest.
 
 Idempotent per content hash (an owner's text already stored, in any state, is
 skipped); ``source.imported_from`` records the directory the memory came
