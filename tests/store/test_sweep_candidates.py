@@ -24,6 +24,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import pair_key
 from zero_memory.hygiene.candidates import pairs
 from zero_memory.store import Store
+from zero_memory.store.graph import Graph
 from zero_memory.store.sqlite import SQLiteStore
 
 OWNERS = ["alice", "bob", "carol"]
@@ -155,3 +156,32 @@ def test_neighbours_tied_at_the_cut_are_taken_in_id_order(empty: Store) -> None:
         found = list(pairs(tx, [subject], floor=0.5, limit=3))
     assert sorted(c.a.id for c in found) == sorted(c.id for c in copies)[:3]
     assert all(c.b.id == subject.id for c in found)
+
+
+def test_a_walk_that_misses_its_own_subject_walks_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph walk can go astray (an approximate index): one that did not even return its subject's own
+    row is repeated wider, so the subject still gets its true neighbours."""
+    opened = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, ann_min_rows=0, exact_filter_rows=0)
+    store = cast(Store, AsSystem(opened))
+    fill(store)
+    truth = exact_pairs(store)
+    search = Graph.search
+    walks: list[int] = []
+
+    def first_walk_astray(graph: Graph, vectors: np.ndarray, count: int, **options: Any) -> Any:
+        """The first walk ends in the opposite part of the graph: each vector's farthest rows."""
+        walks.append(count)
+        if len(walks) == 1:
+            vectors = -vectors
+        return search(graph, vectors, count, **options)
+
+    monkeypatch.setattr(Graph, "search", first_walk_astray)
+    with store.tx() as tx:
+        subjects = tx.live_memories(owner="alice", limit=10_000)
+        found = {c.key for c in pairs(tx, subjects, floor=FLOOR, limit=LIMIT)}
+    opened.close()
+    assert len(walks) >= 2 and walks[1] > walks[0]
+    theirs = {s.id for s in subjects}
+    alice = {key for key in truth if key.split("|")[0] in theirs}
+    assert len(alice) > 50
+    assert len(found & alice) >= 0.98 * len(alice)

@@ -129,12 +129,19 @@ class SQLiteVectors:
         index = self.index
         index.refresh(self)
         most = max((len(e) for e in excludes), default=0)
+        excluded = self._seqs_of(excludes)
         near = index.nearest_many(
-            vectors, flt, count=limit + most, floor=floor, threads=SWEEP_THREADS, expansion=SWEEP_EXPANSION
+            vectors,
+            flt,
+            count=limit + most,
+            floor=floor,
+            threads=SWEEP_THREADS,
+            expansion=SWEEP_EXPANSION,
+            known=excluded,
         )
         seqs = np.concatenate(near)
         subjects = np.repeat(np.arange(len(near)), [len(found) for found in near])
-        seqs, subjects = _without_excluded(seqs, subjects, self._seqs_of(excludes))
+        seqs, subjects = _without_excluded(seqs, subjects, excluded)
         rows = _Rows(self._passing_rows(np.unique(seqs), flt), self.dim)
         at, present = rows.find(seqs)
         seqs, subjects, at = seqs[present], subjects[present], at[present]

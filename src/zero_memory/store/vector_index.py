@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -401,6 +401,7 @@ class VectorIndex:
         floor: float,
         threads: int = 1,
         expansion: int = EXPANSION_SEARCH,
+        known: Sequence[tuple[int, int]] = (),
     ) -> list[np.ndarray]:
         """For each vector, the rows the filter keeps that may be among its ``count`` most similar above
         ``floor`` once scored exactly: seqs, most similar first by the index's scores.
@@ -408,6 +409,11 @@ class VectorIndex:
         Those are the first ``count`` by the index's scores and every other one whose score is within
         the scores' error of the last of them (exact scores: a tie; int8 scores: ``TIE_MARGIN``); a
         caller wanting ``count`` neighbours scores only these exactly, not a fixed over-fetch.
+
+        ``known`` are (vector, seq) rows the caller knows of, such as a subject's own row it leaves
+        out. A graph walk that did not return a known row the filter keeps and that scores above the
+        walk's cut went past part of the neighbourhood (measured at 100k memories: 8 walks of 3,000 did
+        not reach their own subject, and 7 of those missed true neighbours): that walk goes again, wider.
         """
         with self.lock:
             vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
@@ -423,24 +429,61 @@ class VectorIndex:
                 return [
                     _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
                 ]
-            fetch = _fetch_for(count, population / max(self.indexed, 1))
-            keys, sims = self._graph.search(vectors, fetch, threads=threads, expansion=expansion)
-            low = floor - SIMILARITY_SLACK
-            inside = (keys >= 0) & (keys < len(mask))
-            keep = inside & mask[np.where(inside, keys, 0)] & (sims >= low)
-            # A row with fewer than ``count`` kept hits, whose search went on above the floor, may have
-            # more further out: it widens on its own (rare unless the filter keeps few rows).
-            kept = keep.sum(axis=1)
-            short = (kept < count) & (sims[:, -1] >= low)
-            # The search's hits come most similar first: a row's cut is the score of its count-th kept hit.
-            last = np.argmax(np.cumsum(keep, axis=1) >= count, axis=1)
-            cut = np.where(kept >= count, sims[np.arange(len(sims)), last], -np.inf)
-            near = keep & (sims >= cut[:, None] - TIE_MARGIN)
-            found = np.split(keys[near], np.cumsum(near.sum(axis=1))[:-1])
-            for n in np.flatnonzero(short):
-                hits = self._widen(vectors[n], mask, count, floor, fetch)
-                found[n] = _nearest(*_columns(hits), count, TIE_MARGIN)
-            return found
+            return self._walk_many(vectors, mask, count, floor, threads, expansion, self._probes(vectors, mask, known))
+
+    def _probes(self, vectors: np.ndarray, mask: np.ndarray, known: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The known rows a walk should find: (vector, seq, the graph's score) of those the filter keeps."""
+        assert self._graph is not None
+        rows = np.array([(n, seq) for n, seq in known if 0 <= seq < len(mask) and mask[seq]], dtype=np.int64)
+        if len(rows) == 0:
+            return np.zeros((0, 3))
+        rows = rows[self._graph.contains(rows[:, 1])]
+        scores = np.einsum("ij,ij->i", self._graph.vectors(rows[:, 1]), vectors[rows[:, 0]])
+        return np.column_stack([rows, scores])
+
+    def _walk_many(
+        self,
+        vectors: np.ndarray,
+        mask: np.ndarray,
+        count: int,
+        floor: float,
+        threads: int,
+        expansion: int,
+        probes: np.ndarray,
+    ) -> list[np.ndarray]:
+        assert self._graph is not None
+        fetch = _fetch_for(count, int(mask.sum()) / max(self.indexed, 1))
+        found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(vectors)
+        pending = np.arange(len(vectors))
+        while len(pending):
+            keys, sims = self._graph.search(vectors[pending], fetch, threads=threads, expansion=expansion)
+            near, cut, short = self._near(keys, sims, mask, count, floor)
+            rows = np.split(keys[near], np.cumsum(near.sum(axis=1))[:-1])
+            for n, seqs in zip(pending.tolist(), rows, strict=True):
+                found[n] = seqs
+            for at in np.flatnonzero(short):
+                hits = self._widen(vectors[pending[at]], mask, count, floor, fetch)
+                found[pending[at]] = _nearest(*_columns(hits), count, TIE_MARGIN)
+            again = _missed(pending, keys, cut, probes) & ~short
+            pending = pending[again] if fetch < MAX_FETCH else pending[:0]
+            fetch = min(fetch * 4, MAX_FETCH)
+        return found
+
+    @staticmethod
+    def _near(
+        keys: np.ndarray, sims: np.ndarray, mask: np.ndarray, count: int, floor: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of each search's hits (most similar first): those that can make its cut, the cut (the score of
+        its count-th kept hit, the floor less the slack when fewer pass), and whether the search is
+        short: fewer than ``count`` hits pass although the walk went on above the floor."""
+        low = floor - SIMILARITY_SLACK
+        inside = (keys >= 0) & (keys < len(mask))
+        keep = inside & mask[np.where(inside, keys, 0)] & (sims >= low)
+        kept = keep.sum(axis=1)
+        short = (kept < count) & (sims[:, -1] >= low)
+        last = np.argmax(np.cumsum(keep, axis=1) >= count, axis=1)
+        cut = np.where(kept >= count, sims[np.arange(len(sims)), last], low)
+        return keep & (sims >= cut[:, None] - TIE_MARGIN), cut, short
 
     def _kept(
         self,
@@ -499,6 +542,23 @@ def _top(row: np.ndarray, want: int, floor: float) -> list[tuple[int, float]]:
         above = above[np.argpartition(-row[above], want - 1)[:want]]
     above = above[np.argsort(-row[above], kind="stable")]
     return [(int(i), float(row[i])) for i in above]
+
+
+def _missed(pending: np.ndarray, keys: np.ndarray, cut: np.ndarray, probes: np.ndarray) -> np.ndarray:
+    """Which of the pending searches left out a probe (a known row) scoring above its cut."""
+    missed = np.zeros(len(pending), dtype=bool)
+    if len(probes) == 0:
+        return missed
+    where = np.full(int(pending.max()) + 1, -1)
+    where[pending] = np.arange(len(pending))
+    vector = probes[:, 0].astype(np.int64)
+    ours = vector < len(where)
+    row = np.where(ours, where[np.minimum(vector, len(where) - 1)], -1)
+    ours &= row >= 0
+    row, seq, score = row[ours], probes[ours, 1].astype(np.int64), probes[ours, 2]
+    absent = ~(keys[row] == seq[:, None]).any(axis=1)
+    missed[row[absent & (score >= cut[row] - TIE_MARGIN)]] = True
+    return missed
 
 
 EXACT_TIE = 1e-6  # float32 scores of one product: equal rows may differ in the last bit
