@@ -128,8 +128,12 @@ class SQLiteTx(SQLiteVectors, SqlTx):
         return kept[:limit]
 
     def _postings(self, word: str) -> np.ndarray:
-        rows = self.conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(word),))
-        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+        # One string of the row numbers, parsed by numpy: a Python row per posting took 3-4 times as long
+        # (0.9 ms for a word of 3,400 memories, 0.24 ms so).
+        found = self.conn.execute(
+            "SELECT group_concat(rowid, ' ') FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(word),)
+        ).fetchone()
+        return np.fromstring(found[0], dtype=np.int64, sep=" ") if found and found[0] else np.zeros(0, np.int64)
 
 
 def _phrase(word: str) -> str:
