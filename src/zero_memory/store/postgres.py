@@ -300,7 +300,7 @@ class PostgresTx(SqlTx):
         else:
             distance = "embedding <=> q.q_vector"
         rows = self.conn.execute(
-            f"SELECT q.q_n, m.* FROM unnest(%s::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
+            f"SELECT q.q_n, m.* FROM unnest(%b::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
             f"CROSS JOIN LATERAL (SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories "
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS m",
             [[self._embedding_param(v) for v in vectors], owner, fetch],
@@ -360,13 +360,13 @@ class PostgresTx(SqlTx):
         query = (
             f"WITH counted AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE {filters} "
             f"LIMIT {bound + 1}) AS candidates) "
-            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %s AS distance FROM memories "
+            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %b AS distance FROM memories "
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS exact WHERE (SELECT n FROM counted) <= {bound} "
-            f"UNION ALL SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %s::vector({dim}) "
+            f"UNION ALL SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %b::vector({dim}) "
             f"AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s) AS walk "
             f"WHERE (SELECT n FROM counted) > {bound}"
         )
-        q = self._embedding_param(vector)
+        q = self._embedding_param(vector)  # %b, binary: as text, formatting 512 numbers took ~0.8 ms a time
         return query, [*params, q, *params, fetch, q, *params, fetch]
 
     def _candidates(self, filters: str, params: Sequence[Any]) -> int:
