@@ -28,6 +28,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -45,6 +46,10 @@ EXACT = {"ann_min_rows": 10**12}
 
 def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def open_app(home: Path, index_options: dict[str, int] | None = None) -> Any:
@@ -122,6 +127,7 @@ def generation(home: Path, config: str, subjects_count: int, full_scan: bool, ou
         scan_pairs(app, OWNER, candidates, Tally(), ScanOptions(), None)
         row["full_scan_s"] = round(time.perf_counter() - started, 2)
     app.close()
+    row["peak_rss_mb"] = peak_rss_mb()
     row["load"] = f"{started_load} → {load()}"
     out.put(row)
 
@@ -167,6 +173,7 @@ def routine(home: Path, new: int, out: Any) -> None:
             "index_catch_up_s": round(catch_up_s, 3),
             "generation_s": round(generation_s, 3),
             "generation_cpu_s": round(generation_cpu_s, 3),
+            "peak_rss_mb": peak_rss_mb(),
             "load": f"{started_load} → {load()}",
         }
     )
