@@ -1,7 +1,7 @@
 """Load benchmark: N MCP clients over streamable HTTP against one ``zm serve``, for a fixed time.
 
     python benchmarks/load.py [--clients 8] [--seconds 60] [--store sqlite|postgres] [--database-url URL]
-                              [--server-env NAME=VALUE ...] [--json]
+                              [--server-env NAME=VALUE ...] [--workers N] [--json]
 
 The server is a real ``zm serve`` subprocess on a loopback port, over a fresh
 data directory (SQLite, or with ``--store postgres`` a fresh database on
@@ -10,7 +10,8 @@ names one to use as is). The clients run in this process as asyncio tasks,
 each with its own connection, half of them as alice and half as bob: remember
 (fresh texts, and texts of a small pool each user's clients write again and
 again), recall, and now and then a background scan_hygiene. ``--server-env``
-sets a variable for the server only (e.g. ``OPENBLAS_NUM_THREADS=1``).
+sets a variable for the server only (e.g. ``OPENBLAS_NUM_THREADS=1``);
+``--workers N`` runs ``zm serve --workers N``.
 
 Then it checks the books (tests/reliability/load.py): errors, acknowledged
 writes lost or duplicated, the database's consistency; and prints p50, p95
@@ -46,15 +47,18 @@ def database_url(store: str, explicit: str | None) -> str | None:
     return fresh_pg_url()
 
 
-def measure(clients: int, seconds: float, url: str | None, seed: int, env: dict[str, str]) -> dict[str, Any]:
+def measure(
+    clients: int, seconds: float, url: str | None, seed: int, env: dict[str, str], workers: int = 1
+) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="zm-load-"))
     service = deploy(home, url, users=USERS, env=env)
+    service.args = ("--workers", str(workers)) if workers > 1 else ()
     before = os.getloadavg()
     with running(service):
         log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed)
         after = os.getloadavg()
         books = load.audit(service, log)
-    return load.report(
+    return {"workers": workers} | load.report(
         log,
         books,
         store="postgres" if url else "sqlite",
@@ -73,6 +77,7 @@ def measure(clients: int, seconds: float, url: str | None, seed: int, env: dict[
 def show(row: dict[str, Any]) -> None:
     machine = row["machine"]
     extra = "".join(f" {name}={value}" for name, value in row["server_env"].items())
+    extra += f" --workers {row['workers']}" if row.get("workers", 1) > 1 else ""
     print(
         f"{row['store']}{extra}: {row['clients']} clients for {row['elapsed_s']} s — {row['calls']} calls, "
         f"{row['calls_per_s']}/s, {row['errors']} errors "
@@ -108,11 +113,12 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="an environment variable for the server (repeatable)",
     )
+    parser.add_argument("--workers", type=int, default=1, help="zm serve --workers N")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     env = dict(item.split("=", 1) for item in args.server_env)
-    row = measure(args.clients, args.seconds, database_url(args.store, args.database_url), args.seed, env)
+    row = measure(args.clients, args.seconds, database_url(args.store, args.database_url), args.seed, env, args.workers)
     if args.json:
         print(json.dumps(row, indent=2))
     else:

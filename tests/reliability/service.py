@@ -27,6 +27,7 @@ class Service:
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     logs: list[Path] = field(default_factory=list)
+    args: tuple[str, ...] = ()  # options of zm serve, e.g. ("--workers", "2")
 
     @property
     def url(self) -> str:
@@ -38,7 +39,7 @@ class Service:
         self.starts += 1
         log = self.deployment.home / f"serve-{self.starts}.log"
         self.logs.append(log)
-        self.process, self.deployment.url = start_server(self.deployment.env, log)
+        self.process, self.deployment.url = start_server(self.deployment.env, log, *self.args)
         self.deployment.log = log
 
     def kill(self) -> None:
