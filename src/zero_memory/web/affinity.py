@@ -142,7 +142,7 @@ class Affinity:
                 {
                     "type": "http.response.start",
                     "status": response.status_code,
-                    "headers": [(k, v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP],
+                    "headers": [(k.lower(), v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP],
                 }
             )
             await _relay(response.aiter_raw(), receive, send)
