@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -84,3 +85,13 @@ def test_the_server_runs_numpy_on_one_blas_thread_unless_the_environment_says_ot
 
     assert threads(clean) == "1"
     assert threads({**clean, "OPENBLAS_NUM_THREADS": "2"}) == "2"
+
+
+def test_workers_on_a_port_in_use_fail_in_one_line(deployment: Deployment) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = zm(deployment.env, "serve", "--port", str(port), "--workers", "2", check=False)
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"cannot listen on 127.0.0.1:{port}: Address already in use"

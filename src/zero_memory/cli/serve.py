@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated
@@ -68,7 +69,7 @@ def serve(
 
     from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
     from zero_memory.web.auth import login_link
-    from zero_memory.web.workers import run_workers
+    from zero_memory.web.workers import listening_socket, run_workers
 
     one_blas_thread()
     application = app()
@@ -82,6 +83,12 @@ def serve(
     # Made before any worker starts, so that workers starting together find them: the schema, the secret key.
     ensure_local_user(application.store, application.settings.user)
     asgi = None if workers > 1 else server_app(application, options)
+    listener = None
+    if asgi is None:
+        try:
+            listener = listening_socket(host, port)
+        except OSError as error:
+            fail(f"cannot listen on {shown}:{port}: {error.strerror or error}")
     typer.echo(
         f"zero-memory {__version__} listening on http://{shown}:{port}  "
         f"(MCP: http://{shown}:{port}/mcp, health: /healthz)" + (f", {workers} workers" if workers > 1 else "")
@@ -107,7 +114,7 @@ def serve(
         )
     if asgi is not None:
         uvicorn.run(asgi, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    elif run_workers(workers, host, port, partial(serve_worker, options)) != 0:
+    elif listener is not None and run_workers(workers, listener, partial(serve_worker, options)) != 0:
         fail("a worker stopped as it started: its error is above")
 
 
@@ -172,7 +179,9 @@ def serve_worker(options: Options, siblings: Siblings, listener: socket.socket, 
         typer.echo(login_link(application, options.public_url or options.base_url))
     config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     try:
-        uvicorn.Server(config).run(sockets=[listener, private])
+        # Ctrl-C reaches every worker: uvicorn shuts down, then raises the signal again.
+        with suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[listener, private])
     finally:
         application.close()
 

@@ -56,9 +56,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_workers(count: int, host: str, port: int, target: WorkerTarget) -> int:
-    """Serve with ``count`` workers until SIGINT or SIGTERM; the exit status (1: a worker could not start)."""
-    listener = listening_socket(host, port)
+def run_workers(count: int, listener: socket.socket, target: WorkerTarget) -> int:
+    """Serve ``listener`` with ``count`` workers until SIGINT or SIGTERM; the exit status (1: a worker could
+    not start)."""
     folder = Path(tempfile.mkdtemp(prefix="zm-serve-"))  # mode 0700: only this user reaches the workers
     paths = tuple(str(folder / f"w{index}.sock") for index in range(count))
     private = []
