@@ -22,6 +22,7 @@ from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
+from zero_memory.store import graph as graph_module
 from zero_memory.store.graph import Graph
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sqlite import SQLiteStore
@@ -169,6 +170,29 @@ def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path)
         assert set(later) & set(live)
     finally:
         store.close()
+
+
+def test_a_snapshot_linked_with_another_connectivity_is_rebuilt_with_the_current_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot saved before the graph's density changed keeps its own recall, and rows added to it
+    would keep its density: the index is built again from the database, and saved anew."""
+    store = open_graph(tmp_path)
+    fill(store, 150)
+    found_by_index(store, ["warm"])
+    assert store.save_index()
+    store.close()
+    monkeypatch.setattr(graph_module, "CONNECTIVITY", graph_module.CONNECTIVITY + 8)
+    store = open_graph(tmp_path)
+    try:
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from is None
+        assert store.save_index()
+    finally:
+        store.close()
+    (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
+    assert Graph.restore(snapshot.path, DIM).connectivity == graph_module.CONNECTIVITY
 
 
 def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Path) -> None:

@@ -190,7 +190,7 @@ class VectorIndex:
             try:
                 graph = Graph.restore(snapshot.path, self.dim)
             except (ValueError, RuntimeError, OSError) as error:
-                log.warning("vector index: %s cannot be read (%s); trying an older one", snapshot.name, error)
+                log.warning("vector index: %s cannot be used (%s); trying an older one", snapshot.name, error)
                 self.files.discard(snapshot)
                 continue
             if len(graph) < self.ann_min_rows:
