@@ -134,6 +134,23 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
     assert len(found) > 0
 
 
+def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(graph_store: SQLiteStore) -> None:
+    """Only the first of the graph's hits in its own (int8) order are read and scored: the margin
+    they keep holds the exact nearest ones, whose order and similarities are exact."""
+    fill(graph_store, 400)
+    with graph_store.tx() as tx:
+        rows = [r for r in tx.copy_rows("memories", None, 1_000) if r["status"] == "live"]
+    for seed in range(30):
+        query = random_unit(1_000 + seed)
+        exact = sorted(
+            ((r["id"], round(float(np.asarray(r["embedding"], dtype=np.float32) @ query), 4)) for r in rows),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        with graph_store.tx() as tx:
+            found = tx.similar(query, floor=-1.0, limit=5)
+        assert [(n.memory.id, round(n.similarity, 4)) for n in found] == exact[:5]
+
+
 def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteStore) -> None:
     """A long list of candidates with an owner filter once made SQLite walk the owner's index whole for
     each chunk of candidates instead of looking the rows up: every read of candidates is by row number."""
