@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
@@ -23,9 +23,11 @@ from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
 from zero_memory.store import graph as graph_module
+from zero_memory.store import vector_index as vector_index_module
 from zero_memory.store.graph import Graph
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 
 GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
 OWNERS = ["alice", "bob", "carol"]
@@ -378,3 +380,52 @@ def test_an_account_deletion_leaves_no_vector_of_the_user_in_any_process_or_snap
         with server.tx() as tx:
             assert {n.memory.owner for n in tx.similar(probe, floor=-1.0, limit=300)} == {"bob", "carol"}
     deleting.close()
+
+
+class _Rows:
+    """A database of ``count`` live rows as the index reads it, noting the index's state at each page."""
+
+    def __init__(self, index: VectorIndex, count: int) -> None:
+        self.index = index
+        self.rows: list[Row] = [
+            (seq, "alice", "user.alice", "fact", True, random_unit(seq).tobytes(), seq) for seq in range(1, count + 1)
+        ]
+        self.seen: list[tuple[int, bool]] = []
+
+    def changed_rows(self, after_rev: int, limit: int) -> list[Row]:
+        self.seen.append((self.index.indexed, self.index.uses_graph))
+        return [row for row in self.rows if row[6] > after_rev][:limit]
+
+    def rows_by_seq(self, seqs: Collection[int]) -> list[Row]:
+        return [row for row in self.rows if row[0] in set(seqs)]
+
+    def row_states(self, after_seq: int, limit: int) -> list[State]:
+        return []
+
+    def anchor(self, watermark: int) -> tuple[int, str] | None:
+        return None
+
+    def anchor_holds(self, watermark: int, anchor_rev: int, anchor_id: str) -> bool:
+        return False
+
+    def can_save(self) -> bool:
+        return False
+
+
+def test_catching_up_a_large_database_builds_the_graph_once_past_the_bound_not_after_every_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exact scan's matrix holds at most a page beyond ``ann_min_rows``: a million rows never pass
+    through it (2 GB of float32), they go into the graph page by page."""
+    monkeypatch.setattr(vector_index_module, "PAGE", 50)
+    index = VectorIndex(DIM, ann_min_rows=120, exact_filter_rows=0)
+    source = _Rows(index, 600)
+
+    index.refresh(source)
+
+    assert index.uses_graph and index.indexed == 600
+    assert all(uses_graph for indexed, uses_graph in source.seen if indexed >= 120)
+    assert max(indexed for indexed, uses_graph in source.seen if not uses_graph) < 120 + 50
+    probe = np.frombuffer(cast(bytes, source.rows[417][5]), dtype=np.float32)
+    hits = index.candidates(probe, Filter.of(None, "alice"), want=5, floor=-1.0)
+    assert hits[0][0] == 418

@@ -167,10 +167,13 @@ class VectorIndex:
             while True:
                 rows = source.changed_rows(self.watermark, PAGE)
                 self._apply(rows)
+                # Catching up a large database goes into the graph as soon as it is large enough: the
+                # exact scan's float32 matrix never holds more than a page beyond the bound (at 1M
+                # memories it would be 2 GB).
+                if self._graph is None and self.indexed >= self.ann_min_rows:
+                    self._build_graph()
                 if len(rows) < PAGE:
                     break
-            if self._graph is None and self.indexed >= self.ann_min_rows:
-                self._build_graph()
             if self._should_save() and source.can_save():
                 self.save(source)
 
