@@ -441,7 +441,10 @@ class VectorIndex:
         if len(rows) == 0:
             return np.zeros((0, 3))
         rows = rows[self._graph.contains(rows[:, 1])]
-        scores = np.einsum("ij,ij->i", self._graph.vectors(rows[:, 1]), vectors[rows[:, 0]])
+        stored = self._graph.vectors(rows[:, 1])
+        # The graph's cosine: its int8 rows read back are not of unit length (about 0.92).
+        norms = np.maximum(np.linalg.norm(stored, axis=1) * np.linalg.norm(vectors[rows[:, 0]], axis=1), 1e-12)
+        scores = np.einsum("ij,ij->i", stored, vectors[rows[:, 0]]) / norms
         return np.column_stack([rows, scores])
 
     def _walk_many(
