@@ -149,3 +149,10 @@ async def test_a_session_of_a_worker_that_is_gone_is_not_found() -> None:
     async with worker_zero(gone) as client:
         answer = await client.post("/mcp", headers={"mcp-session-id": "w1.abc"})
     assert answer.status_code == 404 and answer.json()["error"]["message"] == "Session not found"
+
+
+@pytest.mark.anyio
+async def test_a_body_larger_than_mcp_accepts_is_refused_before_it_is_handed_over(siblings: Siblings) -> None:
+    async with worker_zero(siblings) as client:
+        answer = await client.post("/mcp", content=b"x" * (5 * 1024 * 1024), headers={"mcp-session-id": "w1.abc"})
+    assert answer.status_code == 413

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import anyio
 import httpx
-from starlette.responses import JSONResponse
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_HEADER = b"mcp-session-id"
@@ -114,6 +115,10 @@ class Affinity:
             if message["type"] == "http.disconnect":
                 return
             body += message.get("body", b"")
+            if len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+                # Read before anyone checked the token: no more than the MCP endpoint itself accepts.
+                await Response("request body too large", status_code=413)(scope, receive, send)
+                return
             if not message.get("more_body", False):
                 break
         client = scope.get("client")
