@@ -403,6 +403,7 @@ class VectorIndex:
         count: int,
         floor: float,
         threads: int = 1,
+        walk: int | None = None,
         expansion: int = EXPANSION_SEARCH,
         known: Sequence[tuple[int, int]] = (),
     ) -> list[np.ndarray]:
@@ -412,6 +413,10 @@ class VectorIndex:
         Those are the first ``count`` by the index's scores and every other one whose score is within
         the scores' error of the last of them (exact scores: a tie; int8 scores: ``TIE_MARGIN``); a
         caller wanting ``count`` neighbours scores only these exactly, not a fixed over-fetch.
+
+        ``walk``: the hits a graph walk returns at first (more when the filter keeps few rows; None: as
+        for a search of ``count`` rows); ``expansion``: the candidates it keeps on the way (at least
+        ``walk``).
 
         ``known`` are (vector, seq) rows the caller knows of, such as a subject's own row it leaves
         out. A graph walk that did not return a known row the filter keeps and that scores above the
@@ -432,7 +437,15 @@ class VectorIndex:
                 return [
                     _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
                 ]
-            return self._walk_many(vectors, mask, count, floor, threads, expansion, self._probes(vectors, mask, known))
+            selectivity = population / max(self.indexed, 1)
+            fetch = (
+                _fetch_for(count, selectivity)
+                if walk is None
+                else int(min(MAX_FETCH, max(walk, count / selectivity * 1.5)))
+            )
+            return self._walk_many(
+                vectors, mask, count, floor, threads, fetch, expansion, self._probes(vectors, mask, known)
+            )
 
     def _probes(self, vectors: np.ndarray, mask: np.ndarray, known: Sequence[tuple[int, int]]) -> np.ndarray:
         """The known rows a walk should find: (vector, seq, the graph's score) of those the filter keeps."""
@@ -454,11 +467,11 @@ class VectorIndex:
         count: int,
         floor: float,
         threads: int,
+        fetch: int,
         expansion: int,
         probes: np.ndarray,
     ) -> list[np.ndarray]:
         assert self._graph is not None
-        fetch = _fetch_for(count, int(mask.sum()) / max(self.indexed, 1))
         found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(vectors)
         pending = np.arange(len(vectors))
         while len(pending):
