@@ -6,15 +6,19 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.memory import content_hash
+from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.memory import imports
 from zero_memory.memory.imports import import_path
 from zero_memory.store import system_tx
@@ -114,6 +118,7 @@ def test_a_batch_that_fails_leaves_nothing_of_itself_and_a_rerun_loses_nothing(
     path = records(tmp_path / "notes.jsonl", contents)
     with pytest.raises((sqlite3.DatabaseError, psycopg.Error)):
         import_path(app, alice, path, scope="personal")
+    assert ahead_threads() == []
     # The first batch is committed; nothing of the second (memories, audit rows or links) is.
     assert stored(app, "alice") == sorted(contents[:5])
     assert len(import_audits(app)) == 5
@@ -143,3 +148,105 @@ def test_two_imports_of_the_same_records_at_once_store_each_text_once(
     assert sum(r.skipped for r in reports) == len(contents)
     with system_tx(app.store, "test") as tx:
         assert all(len(tx.find_by_hash("alice", content_hash(c))) == 1 for c in contents)
+
+
+def ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("zm-ahead")]
+
+
+class FailingEmbedder(HashingEmbedder):
+    """Fails the model's pass over any text starting with "explode"."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(text.startswith("explode") for text in texts):
+            raise RuntimeError("the model failed")
+        return super().embed(texts)
+
+
+def test_a_failing_embedding_surfaces_in_the_caller_and_its_batch_and_the_later_ones_write_nothing(
+    make_app: Callable[..., App], backend: str, alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batches after the failing one may be embedded already (ahead of the writes): none is written."""
+    app = make_app(backend=backend, embedder=FailingEmbedder())
+    monkeypatch.setattr(imports, "BATCH", 5)
+    contents = [f"note {n}" for n in range(7)] + ["explode"] + [f"note {n}" for n in range(7, 30)]
+    path = records(tmp_path / "notes.jsonl", contents)
+    with pytest.raises(RuntimeError, match="the model failed"):
+        import_path(app, alice, path, scope="personal", advance=lambda n: advanced.append(n))
+    assert ahead_threads() == []
+    assert stored(app, "alice") == sorted(contents[:5])
+    assert len(import_audits(app)) == 5
+    assert advanced == [5]
+
+
+advanced: list[int] = []
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    advanced.clear()
+    return str(request.param)
+
+
+SECRET = "AKIA" + "Z7Q3XKJ4M2P5R8T6"
+LINES = st.one_of(
+    st.sampled_from(["alpha", "beta", "gamma", "delta", "epsilon"]).map(lambda c: {"content": c}),
+    st.sampled_from(["alpha", "zeta"]).map(lambda c: {"content": c, "kind": "decision", "source": {"file": c}}),
+    st.just({"content": "   "}),
+    st.just({"content": f"the key {SECRET}"}),
+    st.just({"content": "no such scope", "scope": "nowhere/at/all"}),
+    st.just({"kind": "fact"}),
+    st.just({"content": "alpha", "kind": "no-such-kind"}),
+    st.just("{not json"),
+)
+
+
+def import_rows(app: App) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """What an import leaves, but for ids and times: the memories, and the audit rows in their order."""
+    with system_tx(app.store, "test") as tx:
+        memories = {m.id: m for m in tx.iter_memories()}
+        rows = sorted(
+            (
+                m.content,
+                m.kind.value,
+                m.scope,
+                m.content_hash,
+                sorted(m.source.items()),
+                m.status.value,
+                m.rank.value,
+                m.owner,
+            )
+            for m in memories.values()
+        )
+        audits = [
+            (entry.actor, [memories[i].content for i in entry.memory_ids], sorted(entry.payload.items()))
+            for entry in tx.audit_actions("import")
+        ]
+    return rows, audits
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINES, max_size=40), batch=st.integers(1, 6), ahead=st.integers(1, 3))
+def test_embedding_ahead_leaves_what_one_batch_at_a_time_leaves(
+    make_app: Callable[..., App],
+    alice: Caller,
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[object],
+    batch: int,
+    ahead: int,
+) -> None:
+    """The same memories, audit rows, report and progress, with duplicates across and within batches,
+    refused and unreadable records, whether the next batches are embedded ahead of the writes or not."""
+    path = tmp_path_factory.mktemp("records") / "records.jsonl"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    left = []
+    for depth in (0, ahead):
+        app = make_app(embedder=HashingEmbedder())
+        progress: list[int] = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(imports, "BATCH", batch)
+            patch.setattr(imports, "EMBED_AHEAD", depth)
+            import_path(app, alice, records(path.with_suffix(".seed"), ["alpha"]), scope="personal")
+            report = import_path(app, alice, path, scope="personal", advance=progress.append)
+        left.append((report.to_dict(), progress, import_rows(app)))
+    assert left[0] == left[1]

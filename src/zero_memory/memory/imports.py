@@ -2,6 +2,10 @@
 
 Streamed: records are read, embedded and written a batch at a time, and the
 report keeps counts, so an import of a million memories runs in bounded memory.
+The next ``EMBED_AHEAD`` batches are guarded and embedded on threads while
+the one before them is written, on the second core; the writes stay in order,
+one batch at a time, in the caller's thread, so what is stored, skipped and
+reported is what a batch-after-batch import gives.
 A batch is one transaction under the owner's write lock (remember's, so a
 remember or another import by the same owner waits and then sees it): one
 look-up of its hashes, one insert of its new memories and one of their audit
@@ -20,6 +24,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +37,15 @@ from zero_memory.access.projects import resolve_hint
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
+from zero_memory.embedding import Embedder
 from zero_memory.ids import memory_id
+from zero_memory.memory.ahead import worked_ahead
 from zero_memory.memory.targets import SessionState, shorthand, write_target
 from zero_memory.memory.validation import check_fields, check_text, invalid_input
 
 BATCH = 256
+# Batches guarded and embedded on threads while the one before is written (see memory/ahead.py).
+EMBED_AHEAD = 2
 MAX_REPORTED_FAILURES = 1_000
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
@@ -135,21 +144,73 @@ def import_path(
     if not path.exists():
         raise errors.validation(f"path: {path} does not exist")
     report = ImportReport()
-    batch: list[tuple[str, ImportRecord, str]] = []
-    with app.store.bulk_load(count_records(path)):
-        for where, record, directory in read_records(path):
-            if isinstance(record, str):
-                report.fail(where, record)
-                continue
-            batch.append((where, record, directory))
-            if len(batch) >= BATCH:
-                _write_batch(app, caller, batch, scope, project_hint, report)
-                advance(len(batch))
-                batch = []
-        if batch:
-            _write_batch(app, caller, batch, scope, project_hint, report)
-            advance(len(batch))
+    with (
+        app.store.bulk_load(count_records(path)),
+        worked_ahead(partial(_guard_and_embed, app.embedder), _batches(path), ahead=EMBED_AHEAD) as embedded,
+    ):
+        for batch, ready in embedded:
+            # Failures are reported in the order a one-batch-at-a-time import meets them.
+            for where, error in (*batch.unreadable, *ready.refused):
+                report.fail(where, error)
+            if ready.accepted:
+                _write_batch(app, caller, ready, scope, project_hint, report)
+            if batch.records:
+                advance(len(batch.records))
     return report
+
+
+@dataclass
+class _Batch:
+    """Up to ``BATCH`` readable records, after the unreadable ones met since the batch before."""
+
+    records: list[tuple[str, ImportRecord, str]]
+    unreadable: list[tuple[str, str]]
+
+
+@dataclass
+class _Embedded:
+    """A batch past the guard: each accepted record with its source and its vector, and the refused ones."""
+
+    accepted: list[tuple[ImportRecord, str, dict[str, Any]]]
+    vectors: np.ndarray
+    refused: list[tuple[str, str]]
+
+
+def _batches(path: Path) -> Iterator[_Batch]:
+    records: list[tuple[str, ImportRecord, str]] = []
+    unreadable: list[tuple[str, str]] = []
+    for where, record, directory in read_records(path):
+        if isinstance(record, str):
+            unreadable.append((where, record))
+            if len(unreadable) >= BATCH:
+                # Bounded however many unreadable lines a file holds; the batch being filled stays one batch.
+                yield _Batch([], unreadable)
+                unreadable = []
+            continue
+        records.append((where, record, directory))
+        if len(records) >= BATCH:
+            yield _Batch(records, unreadable)
+            records, unreadable = [], []
+    if records or unreadable:
+        yield _Batch(records, unreadable)
+
+
+def _guard_and_embed(embedder: Embedder, batch: _Batch) -> _Embedded:
+    """The content guard and the model's pass for a batch: what needs no transaction, worked ahead of the writes."""
+    accepted: list[tuple[ImportRecord, str, dict[str, Any]]] = []
+    refused: list[tuple[str, str]] = []
+    for where, record, directory in batch.records:
+        source = {k: str(v) for k, v in record.source.items() if isinstance(v, str | int | float)}
+        source["imported_from"] = directory
+        try:
+            check_text("content", record.content)
+            check_fields({"content": record.content, **{f"source.{k}": v for k, v in source.items()}})
+        except errors.ZMError as error:
+            refused.append((where, str(error)))
+            continue
+        accepted.append((record, where, source))
+    vectors = embedder.embed([record.content for record, _, _ in accepted]) if accepted else np.zeros((0, 0))
+    return _Embedded(accepted, vectors, refused)
 
 
 def count_records(path: Path) -> int:
@@ -167,25 +228,11 @@ def count_records(path: Path) -> int:
 def _write_batch(
     app: App,
     caller: Caller,
-    batch: list[tuple[str, ImportRecord, str]],
+    batch: _Embedded,
     scope: str | None,
     project_hint: str | None,
     report: ImportReport,
 ) -> None:
-    accepted: list[tuple[ImportRecord, str, dict[str, Any]]] = []
-    for where, record, directory in batch:
-        source = {k: str(v) for k, v in record.source.items() if isinstance(v, str | int | float)}
-        source["imported_from"] = directory
-        try:
-            check_text("content", record.content)
-            check_fields({"content": record.content, **{f"source.{k}": v for k, v in source.items()}})
-        except errors.ZMError as error:
-            report.fail(where, str(error))
-            continue
-        accepted.append((record, where, source))
-    if not accepted:
-        return
-    vectors = app.embedder.embed([record.content for record, _, _ in accepted])
     now = app.clock()
     with app.store.tx(write=True) as tx:
         # remember's lock: a remember or another import by the same owner waits, then sees these rows.
@@ -201,7 +248,7 @@ def _write_batch(
             vis = visibility(tx, caller.uid)
             default_target = write_target(tx, vis, scope, hinted, SessionState(None, None))
         placed: list[tuple[ImportRecord, dict[str, Any], np.ndarray, str]] = []
-        for (record, where, source), vector in zip(accepted, vectors, strict=True):
+        for (record, where, source), vector in zip(batch.accepted, batch.vectors, strict=True):
             try:
                 target = shorthand(vis, tx, record.scope) if record.scope else default_target
                 if target is None:
