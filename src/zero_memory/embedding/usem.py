@@ -7,7 +7,9 @@ scores far above unrelated facts, so hygiene pairs across languages.
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +27,15 @@ class UniversalSentenceEncoder:
         self._lock = threading.Lock()
         # Requests waiting for the model, taken together by whichever thread gets it next.
         self._waiting: list[_Request] = []
+        self._waiting_lock = threading.Lock()
+        # A process forked while another thread held the model (an import embeds in a forked child) starts
+        # with it free: the holder is not in the child to let go.
+        this = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _after_fork(this))
+
+    def _free(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting = []
         self._waiting_lock = threading.Lock()
 
     def _loaded(self) -> Any:
@@ -71,6 +82,12 @@ class UniversalSentenceEncoder:
         for request in batch:
             request.vectors, request.done = vectors[start : start + len(request.texts)], True
             start += len(request.texts)
+
+
+def _after_fork(model: weakref.ref[UniversalSentenceEncoder]) -> None:
+    alive = model()
+    if alive is not None:
+        alive._free()
 
 
 class _Request:

@@ -38,6 +38,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_hash
 from zero_memory.embedding import Embedder
+from zero_memory.embedding.apart import embedding_apart
 from zero_memory.ids import memory_id
 from zero_memory.memory.ahead import worked_ahead
 from zero_memory.memory.targets import SessionState, shorthand, write_target
@@ -146,7 +147,8 @@ def import_path(
     report = ImportReport()
     with (
         app.store.bulk_load(count_records(path)),
-        worked_ahead(partial(_guard_and_embed, app.embedder), _batches(path), ahead=EMBED_AHEAD) as embedded,
+        embedding_apart(app.embedder) as embedder,
+        worked_ahead(partial(_guard_and_embed, embedder), _batches(path), ahead=EMBED_AHEAD) as embedded,
     ):
         for batch, ready in embedded:
             # Failures are reported in the order a one-batch-at-a-time import meets them.
