@@ -32,14 +32,15 @@ class _ChildEmbedder:
 
 
 @contextmanager
-def embedding_apart(embedder: Embedder) -> Iterator[Embedder]:
-    """``embedder`` run by a forked child process for the duration of the block; the child is gone after it.
+def embedding_apart(embedder: Embedder, *, processes: int = 1) -> Iterator[Embedder]:
+    """``embedder`` run by forked child processes for the duration of the block, one pass at a time each;
+    the children are gone after it. Calls from several threads at once are embedded side by side.
 
     An exception raised in the child's pass is raised by ``embed`` in the caller; a child that dies
     raises ``BrokenProcessPool``.
     """
     pool = ProcessPoolExecutor(
-        max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=_adopt, initargs=(embedder,)
+        max_workers=processes, mp_context=multiprocessing.get_context("fork"), initializer=_adopt, initargs=(embedder,)
     )
     try:
         yield _ChildEmbedder(embedder, pool)

@@ -2,10 +2,11 @@
 
 Streamed: records are read, embedded and written a batch at a time, and the
 report keeps counts, so an import of a million memories runs in bounded memory.
-The next ``EMBED_AHEAD`` batches are guarded and embedded on threads while
-the one before them is written, on the second core; the writes stay in order,
-one batch at a time, in the caller's thread, so what is stored, skipped and
-reported is what a batch-after-batch import gives.
+The next ``EMBED_AHEAD`` batches are guarded on threads and embedded side by
+side in as many forked child processes (embedding/apart.py) while the one
+before them is written; the writes stay in order, one batch at a time, in the
+caller's thread, so what is stored, skipped and reported is what a
+batch-after-batch import gives.
 A batch is one transaction under the owner's write lock (remember's, so a
 remember or another import by the same owner waits and then sees it): one
 look-up of its hashes, one insert of its new memories and one of their audit
@@ -45,7 +46,7 @@ from zero_memory.memory.targets import SessionState, shorthand, write_target
 from zero_memory.memory.validation import check_fields, check_text, invalid_input
 
 BATCH = 256
-# Batches guarded and embedded on threads while the one before is written (see memory/ahead.py).
+# Batches guarded and embedded (a child process each) while the one before is written.
 EMBED_AHEAD = 2
 MAX_REPORTED_FAILURES = 1_000
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
@@ -147,7 +148,7 @@ def import_path(
     report = ImportReport()
     with (
         app.store.bulk_load(count_records(path)),
-        embedding_apart(app.embedder) as embedder,
+        embedding_apart(app.embedder, processes=max(EMBED_AHEAD, 1)) as embedder,
         worked_ahead(partial(_guard_and_embed, embedder), _batches(path), ahead=EMBED_AHEAD) as embedded,
     ):
         for batch, ready in embedded:
