@@ -56,6 +56,23 @@ def test_get_memories_returns_the_visible_ones_by_id(users: Store) -> None:
         assert tx.get_memories([], SYSTEM) == {}
 
 
+def test_memories_with_vectors_reads_what_get_memories_and_memory_vectors_read(users: Store) -> None:
+    seen = [memory(f"visible {n}", minutes=n, source={"thread": f"t-{n}"}) for n in range(3)]
+    hidden = memory("hidden", scope="user.alice")
+    with users.tx(write=True) as tx:
+        for n, m in enumerate([*seen, hidden]):
+            put(tx, m, random_unit(n))
+    reader = visibility("alice", "proj.alice.api")
+    many = [seen[0].id, seen[0].id, hidden.id, seen[2].id] + [f"mem_nope{n}" for n in range(600)]
+    with users.tx() as tx:
+        found = tx.memories_with_vectors(many, reader)
+        assert {i: m for i, (m, _) in found.items()} == tx.get_memories(many, reader)
+        vectors = tx.memory_vectors([seen[0].id, seen[2].id])
+        assert all(np.array_equal(v, vectors[i]) and v.dtype == np.float32 for i, (_, v) in found.items())
+        assert set(tx.memories_with_vectors([m.id for m in [*seen, hidden]], SYSTEM)) == {m.id for m in [*seen, hidden]}
+        assert tx.memories_with_vectors([], SYSTEM) == {}
+
+
 def test_a_live_duplicate_is_found_by_hash_in_its_owner_and_scope_only(users: Store) -> None:
     old = memory("same words", minutes=0, status=Status.INVALIDATED, reason=InvalidationReason.FORGOTTEN)
     first = memory("same words", minutes=1)

@@ -104,36 +104,39 @@ def recall(
         similarity = {n.memory.id: n.similarity for n in neighbours}
         text_plan = tx.text_plan(query)
         by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
-        # The vector search read its memories already: only those full text alone found are read here.
+        # The vector search read its memories already: only those full text alone found are read here,
+        # with their vectors, to be compared with the query vector too.
         found = {n.memory.id: n.memory for n in neighbours if n.memory.scope in vis.readable}
-        found.update(tx.get_memories([i for i in by_text if i not in found], vis))
+        text_only = tx.memories_with_vectors([i for i in by_text if i not in found], vis)
+        found.update({i: m for i, (m, _) in text_only.items()})
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
-        # What only full text found is compared with the query vector too.
-        unseen = [m.id for m in candidates if m.id not in similarity]
-        similarity.update({i: float(v @ vector) for i, v in tx.memory_vectors(unseen).items()})
+        for m in candidates:
+            if m.id not in similarity and (v := text_only[m.id][1]) is not None:
+                similarity[m.id] = float(v @ vector)
         ids = [m.id for m in candidates]
         disputes = tx.open_disputes_for(ids)
         since = now - timedelta(days=REINFORCEMENT_WINDOW_DAYS)
         sessions = tx.sessions_served(ids, since=since, channel=Channel.RECALL)
-        reaffirmed = freshness.affirmed(tx, candidates, now)
-    disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
-    challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
-    ranked = sorted(
-        (
+        challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
+        ranked = sorted(
             (
-                score(
-                    relevance(similarity.get(m.id, 0.0), text_plan.score(m.content)),
+                (
+                    score(
+                        relevance(similarity.get(m.id, 0.0), text_plan.score(m.content)),
+                        m,
+                        age_days(m.created_at, now),
+                        sessions.get(m.id, 0),
+                        m.id in challenged,
+                    ),
                     m,
-                    age_days(m.created_at, now),
-                    sessions.get(m.id, 0),
-                    m.id in challenged,
-                ),
-                m,
-            )
-            for m in candidates
-        ),
-        key=lambda pair: (-pair[0], pair[1].id),
-    )[:limit]
+                )
+                for m in candidates
+            ),
+            key=lambda pair: (-pair[0], pair[1].id),
+        )[:limit]
+        # Freshness only matters for what is returned.
+        reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
+    disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
     hits = [
         Hit(
             id=m.id,

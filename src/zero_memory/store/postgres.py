@@ -392,6 +392,13 @@ class PostgresTx(SqlTx):
                 found[row["id"]] = self._vector_from_value(row["embedding"])
         return found
 
+    def _memory_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
+        # In binary, as ``memory_vectors`` reads them.
+        cursor = self.conn.execute(
+            f"SELECT {MEMORY_COLUMNS}, embedding FROM memories WHERE id = ANY(%s::text[])", (ids,), binary=True
+        )
+        return cursor.fetchall()
+
     def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
         # Counted over every memory, whoever the caller (migration 0009, zm_memory_documents).
         # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);

@@ -86,6 +86,26 @@ class MemoryQueries(SqlBase):
                     found[row["id"]] = memory_from_row(row)
         return found
 
+    def memories_with_vectors(
+        self, ids: Collection[str], reader: Reader
+    ) -> dict[str, tuple[Memory, np.ndarray | None]]:
+        """``get_memories`` and each one's vector (None if it has none), in one statement."""
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, tuple[Memory, np.ndarray | None]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self._memory_rows_with_vectors(chunk):
+                if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
+                    vector = row["embedding"]
+                    found[row["id"]] = (
+                        memory_from_row(row),
+                        None if vector is None else self._vector_from_value(vector),
+                    )
+        return found
+
+    def _memory_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
+        return self._query(f"SELECT {MEMORY_COLUMNS}, embedding FROM memories WHERE id IN ({marks(len(ids))})", ids)
+
     def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None:
         rows = self._query(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner = ? AND content_hash = ? AND scope = ? "
