@@ -365,14 +365,7 @@ class VectorIndex:
         return self.candidates_many(np.atleast_2d(vector), flt, want=want, floor=floor)[0]
 
     def candidates_many(
-        self,
-        vectors: np.ndarray,
-        flt: Filter,
-        *,
-        want: int,
-        floor: float,
-        threads: int = 1,
-        expansion: int = EXPANSION_SEARCH,
+        self, vectors: np.ndarray, flt: Filter, *, want: int, floor: float
     ) -> list[list[tuple[int, float]]]:
         with self.lock:
             vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
@@ -386,7 +379,7 @@ class VectorIndex:
             if population <= self.exact_filter_rows:
                 return self._scan(vectors, mask, want, floor)
             fetch = _fetch_for(want, population / max(self.indexed, 1))
-            keys, sims = self._graph.search(vectors, fetch, threads=threads, expansion=expansion)
+            keys, sims = self._graph.search(vectors, fetch)
             results: list[list[tuple[int, float]] | None] = []
             for row_keys, row_sims in zip(keys, sims, strict=True):
                 results.append(self._kept(row_keys, row_sims, mask, want, floor - SIMILARITY_SLACK, fetch))
