@@ -1,10 +1,10 @@
-"""Work ahead on threads, hand results back in order: the next batches of an import are embedded while the
-caller writes the current one.
+"""Work ahead on threads, hand results back in order: the next batches of an import are guarded and
+embedded while the caller writes the current one.
 
-The model's pass is mostly numpy matrix products, which run without the GIL, and a write is mostly
-SQLite or PostgreSQL, which run without it too: the second core embeds while the first writes. At most
-``ahead`` items are being worked on past the one handed back, so memory stays bounded whatever the length
-of ``items``.
+A thread here runs a batch's content guard and then waits for the model's pass, which an import hands
+to a forked child process (embedding/apart.py): the pass holds the GIL for much of its time, so on a
+thread it would share the caller's core. At most ``ahead`` items are being worked on past the one handed
+back, so memory stays bounded whatever the length of ``items``.
 """
 
 from __future__ import annotations
