@@ -1,7 +1,7 @@
 """Scale benchmark for the embedded store: import, index, recall — the graph index beside the exact-scan floor.
 
     python benchmarks/scale.py --size 100000 [--home DIR] [--queries 300] [--json]
-    python benchmarks/scale.py --size 1000000 --home /var/tmp/zm-1m
+    python benchmarks/scale.py --size 1000000 --home /var/tmp/zm-1m [--import-only]
 
 Phases, each in its own process so that peak RSS is per phase, on one database:
 
@@ -10,7 +10,8 @@ Phases, each in its own process so that peak RSS is per phase, on one database:
    the first search builds the vector index from the database, and closing
    the store saves its snapshot. Prints import/s, the index build time, the
    disk used (database and index) and the phase's peak RSS. Skipped when
-   ``--home`` already holds the corpus.
+   ``--home`` already holds the corpus. ``--import-only`` stops after the
+   import, before the index is built (the next run's first search builds it).
 2. graph: a new process opens the store (the index loads from its snapshot)
    and runs ``--queries`` recalls: the whole call (query embedding, vector
    search, full text, fusion) and, separately, the vector part (``similar``
@@ -81,7 +82,7 @@ def open_app(home: Path, index_options: dict[str, int] | None = None) -> Any:
     return build_app(settings, store=store)
 
 
-def import_phase(home: Path, size: int, out: Any) -> None:
+def import_phase(home: Path, size: int, build_index: bool, out: Any) -> None:
     from zero_memory.access.caller import Caller
     from zero_memory.access.users import add_user
     from zero_memory.memory.imports import import_path
@@ -103,8 +104,9 @@ def import_phase(home: Path, size: int, out: Any) -> None:
     assert report.imported == size, report.to_dict()
     import_rss = peak_rss_mb()
     started = time.perf_counter()
-    with app.store.tx() as tx:
-        tx.similar(app.embedder.embed(["build the index"])[0], floor=0.0, limit=1)
+    if build_index:
+        with app.store.tx() as tx:
+            tx.similar(app.embedder.embed(["build the index"])[0], floor=0.0, limit=1)
     build_s = time.perf_counter() - started
     started = time.perf_counter()
     app.close()
@@ -117,7 +119,7 @@ def import_phase(home: Path, size: int, out: Any) -> None:
             "import_per_s": round(size / import_s, 1),
             "import_s": round(import_s, 1),
             "import_peak_rss_mb": import_rss,
-            "index_build_s": round(build_s, 1),
+            "index_build_s": round(build_s, 1) if build_index else None,
             "index_save_s": round(save_s, 1),
             "database_mb": round(sum(folder_mb(Path(f"{database}{s}")) for s in ("", "-wal", "-shm")), 1),
             "index_mb": round(folder_mb(Path(f"{database}-index")), 1),
@@ -221,14 +223,19 @@ def main() -> None:
     parser.add_argument("--home", default=None, help="reuse (or create) a data directory")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--import-only", action="store_true", help="import, then stop: a later run's first search builds the index"
+    )
     args = parser.parse_args()
     home = Path(args.home or tempfile.mkdtemp(prefix=f"zm-scale-{args.size}-"))
     home.mkdir(parents=True, exist_ok=True)
     context = multiprocessing.get_context("spawn")
     rows = []
     if not (home / "zm.db").exists():
-        rows.append(run(context, import_phase, home, args.size))
+        rows.append(run(context, import_phase, home, args.size, not args.import_only))
         _print(rows[-1], args.json)
+    if args.import_only:
+        return
     graph = run(context, recall_phase, home, "graph", args.size, args.queries, None)
     _print(graph, args.json)
     exact = run(context, recall_phase, home, "exact", args.size, args.queries, graph)
