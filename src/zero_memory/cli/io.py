@@ -11,7 +11,7 @@ import typer
 from zero_memory import errors
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, progress
 from zero_memory.memory import exports
-from zero_memory.memory.imports import import_path, read_records
+from zero_memory.memory.imports import count_records, import_path
 
 
 def register(cli: typer.Typer) -> None:
@@ -28,7 +28,7 @@ def import_command(
 ) -> None:
     """Import curated memories (rank 1); running it twice imports nothing new."""
     caller = local_caller()
-    total = sum(1 for _ in read_records(path)) if path.exists() else 0
+    total = count_records(path) if path.exists() else 0
     with progress(total, "importing") as advance:
         report = import_path(app(), caller, path, scope=scope, project_hint=project, advance=advance)
     if json_out:
