@@ -102,6 +102,14 @@ def _postgres(request: pytest.FixtureRequest) -> Store:
     return cast(Store, AsSystem(store))
 
 
+def exact_order(rows: list[dict[str, Any]], query: np.ndarray) -> list[tuple[str, float]]:
+    """Each row's id and exact similarity to ``query``, nearest first. Similarities are compared within
+    1e-6, not rounded: the same float32 dot product summed in another order differs in its last bits,
+    and rounding both sides fails the day one lies on the rounding boundary."""
+    scored = ((r["id"], float(np.asarray(r["embedding"], dtype=np.float32) @ query)) for r in rows)
+    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))
+
+
 @pytest.mark.parametrize(
     "flt",
     [
@@ -128,11 +136,9 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
     query = random_unit(42)
     with any_store.tx() as tx:
         found = tx.similar(query, floor=-1.0, limit=1_000, exclude=excluded, **flt)
-    expected = sorted(
-        ((r["id"], round(float(np.asarray(r["embedding"], dtype=np.float32) @ query), 4)) for r in visible),
-        key=lambda hit: (-hit[1], hit[0]),
-    )
-    assert [(n.memory.id, round(n.similarity, 4)) for n in found] == [e for e in expected if e[0] not in excluded]
+    expected = [hit for hit in exact_order(visible, query) if hit[0] not in excluded]
+    assert [n.memory.id for n in found] == [memory_id for memory_id, _ in expected]
+    assert [n.similarity for n in found] == pytest.approx([s for _, s in expected], abs=1e-6)
     assert len(found) > 0
 
 
@@ -144,13 +150,11 @@ def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(graph_store: SQL
         rows = [r for r in tx.copy_rows("memories", None, 1_000) if r["status"] == "live"]
     for seed in range(30):
         query = random_unit(1_000 + seed)
-        exact = sorted(
-            ((r["id"], round(float(np.asarray(r["embedding"], dtype=np.float32) @ query), 4)) for r in rows),
-            key=lambda hit: (-hit[1], hit[0]),
-        )
+        exact = exact_order(rows, query)[:5]
         with graph_store.tx() as tx:
             found = tx.similar(query, floor=-1.0, limit=5)
-        assert [(n.memory.id, round(n.similarity, 4)) for n in found] == exact[:5]
+        assert [n.memory.id for n in found] == [memory_id for memory_id, _ in exact]
+        assert [n.similarity for n in found] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
 def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteStore) -> None:
