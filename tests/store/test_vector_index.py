@@ -157,6 +157,32 @@ def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(graph_store: SQL
         assert [n.similarity for n in found] == pytest.approx([s for _, s in exact], abs=1e-6)
 
 
+def test_a_filter_scanned_whole_finds_every_row_just_above_a_high_floor(tmp_path: Path) -> None:
+    """A filter that keeps few rows is scanned from the graph's int8 copies, which usearch truncates
+    (about 0.93 of unit length at 512 dimensions): scored by their raw product, a row 0.90 similar came
+    out 0.84 and was lost below a floor of 0.89 (the dedup's), as was any row up to 0.95."""
+    dim = 512
+    store = SQLiteStore.open(sqlite_url(tmp_path), dim=dim, ann_min_rows=0, exact_filter_rows=3_000)
+    query = random_unit(7, dim)
+    similarities = [0.891, 0.9, 0.92, 0.95, 0.99]
+    try:
+        with store.tx(write=True) as tx:
+            add_users(tx, "alice")
+            for n in range(200):
+                put(tx, memory(f"other {n}", scope="user.alice", minutes=n), random_unit(100 + n, dim))
+            for n, similarity in enumerate(similarities):
+                other = random_unit(1_000 + n, dim)
+                other -= (other @ query) * query
+                other /= np.linalg.norm(other)
+                vector = similarity * query + np.sqrt(1 - similarity**2) * other
+                put(tx, memory(f"near {similarity}", minutes=300 + n), vector.astype(np.float32))
+        with store.tx() as tx:
+            found = tx.similar(query, floor=0.89, limit=10, owner="alice", scopes=["proj.alice.api"])
+        assert [round(n.similarity, 3) for n in found] == sorted(similarities, reverse=True)
+    finally:
+        store.close()
+
+
 def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteStore) -> None:
     """A long list of candidates with an owner filter once made SQLite walk the owner's index whole for
     each chunk of candidates instead of looking the rows up: every read of candidates is by row number."""

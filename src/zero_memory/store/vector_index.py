@@ -529,13 +529,16 @@ class VectorIndex:
         return self._scan(vector[None, :], mask, want, floor)[0]
 
     def _scan(self, vectors: np.ndarray, mask: np.ndarray, want: int, floor: float) -> list[list[tuple[int, float]]]:
-        """Score every row the mask keeps (from the graph's stored vectors)."""
+        """Score every row the mask keeps (the cosine with the graph's stored vectors)."""
         assert self._graph is not None
         seqs = np.flatnonzero(mask)
         results: list[list[tuple[int, float]]] = [[] for _ in range(len(vectors))]
         for start in range(0, len(seqs), PAGE):
             chunk = seqs[start : start + PAGE]
-            sims = vectors @ self._graph.vectors(chunk).T
+            stored = self._graph.vectors(chunk)
+            # The graph's int8 rows read back are not of unit length (usearch truncates: about 0.93): their
+            # cosine, not the raw product, or every score is 7 % low and rows just above a floor are lost.
+            sims = (vectors @ stored.T) / np.maximum(np.linalg.norm(stored, axis=1), 1e-12)
             for n, row in enumerate(sims):
                 results[n] += [(int(chunk[i]), float(row[i])) for i in np.flatnonzero(row >= floor - SIMILARITY_SLACK)]
         return [sorted(found, key=lambda hit: -hit[1])[: max(want * 2, want + 16)] for found in results]

@@ -1,0 +1,46 @@
+"""Int8 copies of the vectors, by seq: what a search scans while the graph is being built.
+
+A float32 matrix of a million 512-dimension vectors is 2 GB, held beside the
+graph being built (0.8 GB); int8 rows are a quarter of that. Their cosines are
+within about 0.015 of the exact ones, as the graph's own are, and the store
+scores every candidate exactly from the database's float32 vector anyway, so a
+scan of these rows proposes candidates exactly as a perfect walk of the graph
+would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SCALE = 127.0
+
+
+class Int8Rows:
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.codes = np.zeros((0, dim), dtype=np.int8)
+        self.norms = np.zeros(0, dtype=np.float32)  # of each row's codes; 0 for a row never put
+
+    def grow(self, capacity: int) -> None:
+        if capacity <= len(self.codes):
+            return
+        codes = np.zeros((capacity, self.dim), dtype=np.int8)
+        codes[: len(self.codes)] = self.codes
+        norms = np.zeros(capacity, dtype=np.float32)
+        norms[: len(self.norms)] = self.norms
+        self.codes, self.norms = codes, norms
+
+    def put(self, seqs: np.ndarray, vectors: np.ndarray) -> None:
+        """Keep these rows' vectors (rounded to the nearest step, not truncated as usearch does)."""
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        lengths = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        codes = np.clip(np.rint(vectors / lengths * SCALE), -SCALE, SCALE).astype(np.int8)
+        self.codes[seqs] = codes
+        self.norms[seqs] = np.linalg.norm(codes.astype(np.float32), axis=1)
+
+    def cosines(self, vectors: np.ndarray, seqs: np.ndarray) -> np.ndarray:
+        """(len(vectors), len(seqs)): each vector's cosine with each row (of unit-length vectors)."""
+        rows = self.codes[seqs].astype(np.float32)
+        sims: np.ndarray = vectors @ rows.T
+        sims /= np.maximum(self.norms[seqs], 1e-12)
+        return sims
