@@ -370,7 +370,7 @@ def _listing(folder: Path) -> list[Path]:
         return []
 
 
-def _graph_keys(folder: Path) -> set[int]:
+def graph_keys(folder: Path) -> set[int]:
     """The keys of every snapshot saved beside the database."""
     found: set[int] = set()
     for snapshot in IndexFiles(folder / "zm.db").snapshots():
@@ -378,7 +378,7 @@ def _graph_keys(folder: Path) -> set[int]:
     return found
 
 
-def _seqs_of(store: Store, owner: str) -> set[int]:
+def seqs_of(store: Store, owner: str) -> set[int]:
     with store.tx() as tx:
         return {r["seq"] for r in tx._query("SELECT seq FROM memories WHERE owner = ?", (owner,))}  # type: ignore[attr-defined]
 
@@ -395,17 +395,17 @@ def test_an_account_deletion_leaves_no_vector_of_the_user_in_any_process_or_snap
             with store.tx() as tx:
                 assert tx.similar(probe, floor=-1.0, limit=300)  # each process's graph holds every vector
         assert deleting.save_index()  # type: ignore[attr-defined]
-        alice = _seqs_of(deleting, "alice")
-        assert alice and alice <= _graph_keys(tmp_path)
+        alice = seqs_of(deleting, "alice")
+        assert alice and alice <= graph_keys(tmp_path)
 
         with deleting.tx(write=True) as tx:
             counts = tx.erase_user("alice", "former-0", at(0))
         deleting.purge_removed()
 
         assert counts["memories"] == len(alice)
-        assert not alice & _graph_keys(tmp_path)
+        assert not alice & graph_keys(tmp_path)
         assert server.save_index(at_least=1)  # the server catches up before it saves
-        assert not alice & _graph_keys(tmp_path)
+        assert not alice & graph_keys(tmp_path)
         assert not alice & set(np.flatnonzero(server.index._has).tolist())
         with server.tx() as tx:
             assert {n.memory.owner for n in tx.similar(probe, floor=-1.0, limit=300)} == {"bob", "carol"}

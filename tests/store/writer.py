@@ -15,6 +15,10 @@ each tag it finds through its index.
 ``python -m tests.store.writer save-forever URL`` (SQLite, the graph index):
 inserts memories and saves index snapshots, printing ``saving`` before each
 save, until killed.
+``python -m tests.store.writer build-forever URL`` (SQLite, the graph built in
+the background): searches (which starts the build), prints ``building``, then
+inserts a memory, searches for it and saves the index once the graph is taken,
+again and again until killed.
 ``python -m tests.store.writer bulk-load URL TAG COUNT`` (PostgreSQL): starts a
 bulk load (the HNSW index dropped), commits COUNT memories ``TAG n``, prints
 ``loading`` and sleeps until killed.
@@ -35,6 +39,8 @@ from zero_memory.store import open_store
 from zero_memory.store.sqlite import SQLiteStore
 
 GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
+# The graph for everything, built on a thread of its own while searches scan the rows.
+BUILDING = {"ann_min_rows": 0, "exact_filter_rows": 0, "background_rows": 0}
 
 
 def vector_for(content: str) -> np.ndarray:
@@ -119,6 +125,21 @@ def save_forever(url: str) -> None:
         store.save_index()
 
 
+def build_forever(url: str) -> None:
+    store = SQLiteStore.open(url, dim=DIM, **BUILDING)
+    found_by_index(store, ["warm"])
+    print("building", flush=True)
+    n = 0
+    while True:
+        content = f"built {n}"
+        with store.tx(write=True) as tx:
+            put(tx, memory(content, minutes=n), vector_for(content))
+        found_by_index(store, [content])
+        if store.index.uses_graph:
+            store.save_index()
+        n += 1
+
+
 def bulk_load(url: str, tag: str, count: int) -> None:
     store = AsSystem(open_store(url, dim=DIM))
     with store.bulk_load(1_000_000):
@@ -142,6 +163,8 @@ def main(argv: list[str]) -> None:
         share(url, rest[0], int(rest[1]), Path(rest[2]), rest[3].split(","))
     elif command == "save-forever":
         save_forever(url)
+    elif command == "build-forever":
+        build_forever(url)
     elif command == "bulk-load":
         bulk_load(url, rest[0], int(rest[1]))
     else:

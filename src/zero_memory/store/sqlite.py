@@ -26,7 +26,7 @@ from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
 from zero_memory.store.term_counts import TermCounts
-from zero_memory.store.vector_index import ANN_MIN_ROWS, EXACT_FILTER_ROWS, VectorIndex
+from zero_memory.store.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
 from zero_memory.store.writers import Writers
 
 BUSY_TIMEOUT_MS = 60_000
@@ -151,11 +151,18 @@ class SQLiteStore:
         dim: int,
         ann_min_rows: int = ANN_MIN_ROWS,
         exact_filter_rows: int = EXACT_FILTER_ROWS,
+        background_rows: int = BACKGROUND_ROWS,
     ) -> None:
         self.path = path
         self.dim = dim
+        # A large graph is built on a thread of its own, reading the database in its own transactions.
         self.index = VectorIndex(
-            dim, files=IndexFiles(path), ann_min_rows=ann_min_rows, exact_filter_rows=exact_filter_rows
+            dim,
+            files=IndexFiles(path),
+            ann_min_rows=ann_min_rows,
+            exact_filter_rows=exact_filter_rows,
+            read=self.tx,
+            background_rows=background_rows,
         )
         self.term_counts = TermCounts()
         self._local = threading.local()
@@ -326,6 +333,7 @@ class SQLiteStore:
     def close(self) -> None:
         with suppress(sqlite3.Error, OSError):
             self.save_index(at_least=CLOSE_SAVE_ROWS)
+        self.index.stop()
         with self._connections_lock:
             for conn in self._connections:
                 with suppress(sqlite3.ProgrammingError):

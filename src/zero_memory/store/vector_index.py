@@ -24,22 +24,26 @@ import logging
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from zero_memory.store.graph import EXPANSION_SEARCH, Graph
+from zero_memory.store.graph_build import GraphBuild, Read
 from zero_memory.store.index_files import IndexFiles
+from zero_memory.store.index_source import Row, Source, State
+from zero_memory.store.int8_rows import Int8Rows
+
+__all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
 
 log = logging.getLogger(__name__)
 
-# (seq, owner, scope, kind, live, embedding, rev)
-Row = tuple[int, str, str, str, bool, bytes | None, int]
-# (seq, owner, scope, kind, live, has a vector of this index's dimension, rev)
-State = tuple[int, str, str, str, bool, bool, int]
-
 ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the graph (measured)
 EXACT_FILTER_ROWS = 3_000  # a filter keeping at most this many rows is scanned whole
+# A graph of at least this many rows is built on a thread of its own while searches scan int8 copies of
+# the rows (``store/graph_build.py``): linking 10,000 vectors takes seconds, a million 25 minutes.
+BACKGROUND_ROWS = 10_000
+SCAN_CHUNK = 16_384  # rows scored at a time by a scan of one vector
+SCAN_SCORES = 4_000_000  # scores computed at a time by a scan of many (the sweep's batches)
 MAX_FETCH = 4_096  # widest graph search before scanning the filtered rows whole
 PAGE = 5_000  # rows read from the database at a time while catching up
 SAVE_MIN_ROWS = 10_000  # changes applied since the last snapshot before saving another
@@ -48,17 +52,6 @@ SIMILARITY_SLACK = 0.02  # int8 scores vs exact ones: keep candidates this far b
 # deviation 0.003, largest of 120,000 0.015), so a row whose int8 score is within twice that of the
 # last one wanted may still belong before it once scored exactly.
 TIE_MARGIN = 0.01
-
-
-class Source(Protocol):
-    """What the index reads from the database, inside the caller's transaction."""
-
-    def changed_rows(self, after_rev: int, limit: int) -> list[Row]: ...
-    def rows_by_seq(self, seqs: Collection[int]) -> list[Row]: ...
-    def row_states(self, after_seq: int, limit: int) -> list[State]: ...
-    def anchor(self, watermark: int) -> tuple[int, str] | None: ...
-    def anchor_holds(self, watermark: int, anchor_rev: int, anchor_id: str) -> bool: ...
-    def can_save(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +93,25 @@ class VectorIndex:
         files: IndexFiles | None = None,
         ann_min_rows: int = ANN_MIN_ROWS,
         exact_filter_rows: int = EXACT_FILTER_ROWS,
+        read: Read | None = None,
+        background_rows: int = BACKGROUND_ROWS,
     ) -> None:
+        """``read`` opens a read transaction of the database in the calling thread: given it, a graph of
+        ``background_rows`` or more is built on a thread of its own (none: in the search that needs it)."""
         self.dim = dim
         self.files = files
         self.ann_min_rows = ann_min_rows
         self.exact_filter_rows = exact_filter_rows
+        self.read = read
+        self.background_rows = background_rows
         self.lock = threading.RLock()
+        self._build: GraphBuild | None = None
         self._clear()
 
     def _clear(self) -> None:
+        if self._build is not None:
+            self._build.stop(wait=False)
+            self._build = None
         self.watermark = 0
         self.loaded = False
         self.restored_from: str | None = None  # the snapshot the index started from, if any
@@ -120,6 +123,7 @@ class VectorIndex:
         self._has = np.zeros(0, dtype=bool)  # the row has a vector in the matrix or the graph
         self._rev = np.zeros(0, dtype=np.int64)
         self._matrix: np.ndarray | None = np.zeros((0, self.dim), dtype=np.float32)  # exact mode, rows by seq
+        self._int8: Int8Rows | None = None  # while a graph is built in the background
         self._graph: Graph | None = None
         self._masks: dict[Filter, np.ndarray] = {}
         self._suspects: set[int] = set()
@@ -134,6 +138,18 @@ class VectorIndex:
     @property
     def uses_graph(self) -> bool:
         return self._graph is not None
+
+    @property
+    def building(self) -> bool:
+        """Whether a graph is being built in the background (searches scan the rows meanwhile)."""
+        return self._build is not None
+
+    def stop(self) -> None:
+        """Stop a background build and wait for its thread: the store is closing."""
+        with self.lock:
+            build, self._build = self._build, None
+        if build is not None:
+            build.stop()
 
     def reset(self) -> None:
         """Forget everything: the next search rebuilds from a snapshot or the database."""
@@ -159,6 +175,8 @@ class VectorIndex:
         with self.lock:
             if not self.loaded:
                 self._load(source)
+            if self._build is not None and self._build.done:
+                self._take_built_graph()
             if self._suspects:
                 suspects, self._suspects = sorted(self._suspects), set()
                 found = {row[0]: row for row in source.rows_by_seq(suspects)}
@@ -170,8 +188,8 @@ class VectorIndex:
                 # Catching up a large database goes into the graph as soon as it is large enough: the
                 # exact scan's float32 matrix never holds more than a page beyond the bound (at 1M
                 # memories it would be 2 GB).
-                if self._graph is None and self.indexed >= self.ann_min_rows:
-                    self._build_graph()
+                if self._graph is None and self._build is None and self.indexed >= self.ann_min_rows:
+                    self._start_graph()
                 if len(rows) < PAGE:
                     break
             if self._should_save() and source.can_save():
@@ -282,6 +300,8 @@ class VectorIndex:
             matrix = np.zeros((new, self.dim), dtype=np.float32)
             matrix[:capacity] = self._matrix
             self._matrix = matrix
+        if self._int8 is not None:
+            self._int8.grow(new)
         self._masks.clear()
 
     def _set_state(self, seq: int, owner: str, scope: str, kind: str, live: bool, rev: int) -> None:
@@ -295,8 +315,7 @@ class VectorIndex:
     def _apply(self, rows: list[Row], *, advance: bool = True) -> None:
         if not rows:
             return
-        added_keys: list[int] = []
-        added: list[np.ndarray] = []
+        added: dict[int, np.ndarray] = {}
         removed: list[int] = []
         for seq, owner, scope, kind, live, blob, rev in rows:
             self._set_state(seq, owner, scope, kind, live, rev)
@@ -306,24 +325,69 @@ class VectorIndex:
             if vector is None or vector.shape[0] != self.dim:
                 if self._has[seq]:
                     removed.append(seq)
+                # A row added, then removed within one page (its number reused): nothing of it stays.
+                added.pop(seq, None)
                 self._has[seq] = False
                 continue
             if self._matrix is not None:
                 self._matrix[seq] = vector
-            elif not self._has[seq] or _moved(self._graph, seq, vector):
-                added_keys.append(seq)
-                added.append(vector)
+            elif self._graph is None or not self._has[seq] or _moved(self._graph, seq, vector):
+                added[seq] = vector
             self._has[seq] = True
+        keys = np.fromiter(added, dtype=np.int64, count=len(added))
         if self._graph is not None:
             if removed:
                 self._graph.remove(removed)
-            if added_keys:
-                self._graph.add(np.array(added_keys), np.stack(added))
+            if added:
+                self._graph.add(keys, np.stack(list(added.values())))
+        elif self._int8 is not None and added:
+            self._int8.put(keys, np.stack(list(added.values())))
         if self._masks:
             seqs = np.array([row[0] for row in rows])
             for flt, mask in self._masks.items():
                 mask[seqs] = self._matches(flt, seqs)
         self._unsaved += len(rows)
+
+    def _start_graph(self) -> None:
+        """Leave the exact scan for a graph: built here, or, if large, on a thread while searches scan int8
+        copies of the rows (a quarter of the float32 matrix, which is dropped)."""
+        if self._matrix is not None:
+            if self.read is None or self.indexed < self.background_rows:
+                self._build_graph()
+                return
+            self._int8 = Int8Rows(self.dim)
+            self._int8.grow(len(self._has))
+            seqs = np.flatnonzero(self._has)
+            for start in range(0, len(seqs), PAGE):
+                chunk = seqs[start : start + PAGE]
+                self._int8.put(chunk, self._matrix[chunk])
+            self._matrix = None
+        assert self.read is not None
+        log.info("vector index: building the graph in the background; searches scan the rows meanwhile")
+        self._build = GraphBuild(self.dim, self.read)
+        self._build.start()
+
+    def _take_built_graph(self) -> None:
+        """Search the graph a background build made from here on, if it finished.
+
+        The graph holds the rows with a vector among those whose latest change is at or below the
+        build's counter value (``store/graph_build.py``); this index knows every row's state up to its
+        own. From the lower of the two, rows are read again and brought into the graph as any change is.
+        """
+        assert self._build is not None
+        build, self._build = self._build, None
+        if build.result is None:
+            return  # failed or stopped: the next refresh starts another
+        graph, built_at = build.result
+        keys = graph.keys()
+        if len(keys):
+            self._grow(int(keys.max()) + 1)
+        self._has[:] = False
+        self._has[keys] = True
+        self._graph, self._int8 = graph, None
+        self.watermark = min(self.watermark, built_at)
+        self._masks.clear()
+        self._unsaved = len(keys)  # saved at the next refresh outside a write, caught up first
 
     def _build_graph(self) -> None:
         """Leave the exact scan: put every vector in a graph and drop the matrix."""
@@ -375,8 +439,7 @@ class VectorIndex:
                 return [[] for _ in range(len(vectors))]
             if self._matrix is not None:
                 return [_top(row, want, floor) for row in self._scores(vectors, self._matrix, mask)]
-            assert self._graph is not None
-            if population <= self.exact_filter_rows:
+            if self._graph is None or population <= self.exact_filter_rows:
                 return self._scan(vectors, mask, want, floor)
             fetch = _fetch_for(want, population / max(self.indexed, 1))
             keys, sims = self._graph.search(vectors, fetch)
@@ -424,9 +487,8 @@ class VectorIndex:
             if self._matrix is not None:
                 sims = self._scores(vectors, self._matrix, mask)
                 return [_nearest(np.flatnonzero(row >= floor), row[row >= floor], count, EXACT_TIE) for row in sims]
-            assert self._graph is not None
             population = int(mask.sum())
-            if population <= self.exact_filter_rows:
+            if self._graph is None or population <= self.exact_filter_rows:
                 return [
                     _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
                 ]
@@ -529,19 +591,38 @@ class VectorIndex:
         return self._scan(vector[None, :], mask, want, floor)[0]
 
     def _scan(self, vectors: np.ndarray, mask: np.ndarray, want: int, floor: float) -> list[list[tuple[int, float]]]:
-        """Score every row the mask keeps (the cosine with the graph's stored vectors)."""
-        assert self._graph is not None
+        """Score every row the mask keeps from its int8 copy (the graph's, or the rows kept while a graph
+        is built): each vector's most similar rows above the floor less the slack, twice as many as wanted
+        (the scores are approximate), most similar first."""
+        keep = max(want * 2, want + 16)
         seqs = np.flatnonzero(mask)
-        results: list[list[tuple[int, float]]] = [[] for _ in range(len(vectors))]
-        for start in range(0, len(seqs), PAGE):
-            chunk = seqs[start : start + PAGE]
-            stored = self._graph.vectors(chunk)
-            # The graph's int8 rows read back are not of unit length (usearch truncates: about 0.93): their
-            # cosine, not the raw product, or every score is 7 % low and rows just above a floor are lost.
-            sims = (vectors @ stored.T) / np.maximum(np.linalg.norm(stored, axis=1), 1e-12)
-            for n, row in enumerate(sims):
-                results[n] += [(int(chunk[i]), float(row[i])) for i in np.flatnonzero(row >= floor - SIMILARITY_SLACK)]
-        return [sorted(found, key=lambda hit: -hit[1])[: max(want * 2, want + 16)] for found in results]
+        step = min(SCAN_CHUNK, max(keep, SCAN_SCORES // max(len(vectors), 1)))
+        best_seqs = np.zeros((len(vectors), 0), dtype=np.int64)
+        best = np.zeros((len(vectors), 0), dtype=np.float32)
+        for start in range(0, len(seqs), step):
+            chunk = seqs[start : start + step]
+            best_seqs = np.hstack([best_seqs, np.broadcast_to(chunk, (len(vectors), len(chunk)))])
+            best = np.hstack([best, self._cosines(vectors, chunk)])
+            if best.shape[1] > keep:
+                top = np.argpartition(-best, keep - 1, axis=1)[:, :keep]
+                best_seqs, best = np.take_along_axis(best_seqs, top, axis=1), np.take_along_axis(best, top, axis=1)
+        results = []
+        for row_seqs, row in zip(best_seqs, best, strict=True):
+            above = np.flatnonzero(row >= floor - SIMILARITY_SLACK)
+            above = above[np.argsort(-row[above], kind="stable")]
+            results.append([(int(row_seqs[i]), float(row[i])) for i in above])
+        return results
+
+    def _cosines(self, vectors: np.ndarray, seqs: np.ndarray) -> np.ndarray:
+        if self._int8 is not None:
+            return self._int8.cosines(vectors, seqs)
+        assert self._graph is not None
+        # The graph's int8 rows read back are not of unit length (usearch truncates: about 0.93): its
+        # cosine, not the raw product, or every score would be 7 % low and rows just above a floor lost.
+        stored = self._graph.vectors(seqs)
+        sims: np.ndarray = vectors @ stored.T
+        sims /= np.maximum(np.linalg.norm(stored, axis=1), 1e-12)
+        return sims
 
     @staticmethod
     def _scores(vectors: np.ndarray, matrix: np.ndarray, mask: np.ndarray) -> np.ndarray:
