@@ -107,6 +107,7 @@ def import_phase(home: Path, size: int, build_index: bool, out: Any) -> None:
     if build_index:
         with app.store.tx() as tx:
             tx.similar(app.embedder.embed(["build the index"])[0], floor=0.0, limit=1)
+        app.store.wait_for_index()  # the graph is built on a thread while the first searches scan the rows
     build_s = time.perf_counter() - started
     started = time.perf_counter()
     app.close()
@@ -143,6 +144,7 @@ def recall_phase(home: Path, config: str, size: int, count: int, graph_hits: dic
     with app.store.tx() as tx:
         readable = sorted(visibility(tx, OWNER).readable)
         tx.similar(vectors[0], floor=0.0, limit=1)
+    app.store.wait_for_index()  # without a snapshot, until the graph built on a thread is searched
     open_s = time.perf_counter() - started
     with app.store.tx() as tx:
         subjects = tx.live_memories(owner=OWNER, limit=SUBJECT_SAMPLES, newest_first=True)

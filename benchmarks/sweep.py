@@ -101,6 +101,7 @@ def generation(home: Path, config: str, subjects_count: int, full_scan: bool, ou
     with app.store.tx() as tx:
         subjects = tx.live_memories(owner=OWNER, limit=subjects_count, newest_first=True)
         tx.similar(app.embedder.embed(["warm the index"])[0], floor=0.0, limit=1, owner=OWNER)
+    app.store.wait_for_index()  # without a snapshot, until the graph built on a thread is searched
     warm = time.perf_counter() - started
     started, cpu = time.perf_counter(), time.process_time()
     with app.store.tx() as tx:
@@ -142,6 +143,7 @@ def routine(home: Path, new: int, out: Any) -> None:
     settings = app.settings.hygiene
     with app.store.tx() as tx:
         tx.similar(app.embedder.embed(["warm the index"])[0], floor=0.0, limit=1, owner=OWNER)
+    app.store.wait_for_index()
     since = app.clock() - timedelta(seconds=1)
     fresh = home / "fresh.jsonl"
     stamp = int(time.time())

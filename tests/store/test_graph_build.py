@@ -174,6 +174,18 @@ def test_an_account_deleted_during_a_build_leaves_no_vector_in_the_graph_or_a_sn
         store.close()
 
 
+def test_waiting_for_the_index_returns_once_the_graph_is_searched(tmp_path: Path) -> None:
+    store = open_building(tmp_path)
+    try:
+        fill(store, 200)
+        store.wait_for_index()
+        assert store.index.uses_graph and not store.index.building
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+    finally:
+        store.close()
+
+
 def test_closing_the_store_stops_its_build(tmp_path: Path, gate: Gate) -> None:
     store = open_building(tmp_path)
     fill(store, 50)

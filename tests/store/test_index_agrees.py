@@ -6,8 +6,9 @@ corruptions of the index's files leaves a store whose ``similar`` answers
 exactly what a scan of the database's rows gives: the same rows, in the
 same order, with the same similarities, under every filter. SQLite runs each
 sequence with an index mode chosen at every restart (exact scan, graph, graph
-with filtered rows scanned whole); the corpus stays small enough that the
-graph search is exhaustive, so any difference is a bug, not approximation.
+with filtered rows scanned whole, graph built on a thread while the rows are
+scanned); the corpus stays small enough that the graph search is exhaustive,
+so any difference is a bug, not approximation.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ MODES = [
     {"ann_min_rows": 0, "exact_filter_rows": 0},  # the graph for everything
     {"ann_min_rows": 0, "exact_filter_rows": 3_000},  # the graph, filtered rows scanned whole
     {"ann_min_rows": 20_000, "exact_filter_rows": 3_000},  # the exact scan
+    # The graph built on a thread, int8 copies of the rows scanned until the index takes it.
+    {"ann_min_rows": 0, "exact_filter_rows": 0, "background_rows": 0},
 ]
 FILTERS: list[dict[str, Any]] = [
     {},

@@ -494,6 +494,12 @@ class Store(Protocol):
         whose search index is cheaper to build once than to maintain row by row builds it after the load."""
         ...
 
+    def wait_for_index(self) -> None:
+        """Return once vector search uses the store's index rather than a scan of the rows: the SQLite
+        store builds a large graph on a thread while searches scan (a benchmark timing the graph, or a
+        step preparing a store, waits for it); PostgreSQL's index is always the table's."""
+        ...
+
     def purge_removed(self) -> None:
         """After ``Tx.erase_user``: remove what still holds the removed rows beside the tables (the SQLite
         vector index's snapshots and write-ahead log, PostgreSQL's dead row versions)."""

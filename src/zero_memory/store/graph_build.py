@@ -85,10 +85,14 @@ class GraphBuild:
     def done(self) -> bool:
         return not self._thread.is_alive()
 
+    def wait(self) -> None:
+        if self._thread.ident is not None:
+            self._thread.join()
+
     def stop(self, *, wait: bool = True) -> None:
         self._stop.set()
-        if wait and self._thread.ident is not None:
-            self._thread.join()
+        if wait:
+            self.wait()
 
     def _run(self) -> None:
         started = time.monotonic()

@@ -677,6 +677,9 @@ class PostgresStore:
         self._common = (now, words)
         return words
 
+    def wait_for_index(self) -> None:
+        """Nothing to wait for: pgvector's index is maintained with the table."""
+
     def purge_removed(self) -> None:
         """After rows were removed (account deletion): vacuum the memories, so their dead row versions
         and HNSW index entries go now rather than at autovacuum's next visit.

@@ -310,6 +310,18 @@ class SQLiteStore:
                 self.index.refresh(tx)
             return self.index.save(tx, at_least=at_least)
 
+    def wait_for_index(self, *, attempts: int = 3) -> None:
+        """Bring the vector index up to the database and wait for a graph being built in the background
+        (started again if it failed, up to ``attempts`` builds): searches use the graph from here on."""
+        for _ in range(attempts):
+            with self.tx() as tx:
+                self.index.refresh(tx)
+            if not self.index.building:
+                return
+            self.index.wait()
+        with self.tx() as tx:
+            self.index.refresh(tx)
+
     def purge_removed(self) -> None:
         """After rows were removed (account deletion): no copy of them stays beside the database.
 

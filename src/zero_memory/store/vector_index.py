@@ -144,6 +144,12 @@ class VectorIndex:
         """Whether a graph is being built in the background (searches scan the rows meanwhile)."""
         return self._build is not None
 
+    def wait(self) -> None:
+        """Wait for a background build to end; the next refresh takes its graph."""
+        build = self._build
+        if build is not None:
+            build.wait()
+
     def stop(self) -> None:
         """Stop a background build and wait for its thread: the store is closing."""
         with self.lock:
