@@ -29,7 +29,7 @@ Three parts, all on SQLite and a small database (a few hundred memories per user
 checkout of the project (its ``src`` first on PYTHONPATH, this environment's
 packages), alternating with this one ``--rounds`` times, so a comparison is
 side by side on the same machine in one run. ``--workers 1,2`` repeats part 3
-with ``zm serve --workers N`` for each N (this checkout only), ``--processes 2`` with
+with ``zm serve --workers N`` for each N and each server, ``--processes 2`` with
 that many separate ``zm serve`` on one data directory, the clients spread over
 them; ``--server-env`` passes a variable to every server. The load
 average (``uptime``) is printed before and after each part.
@@ -707,11 +707,12 @@ def main() -> None:
             if not args.json:
                 show_load(row)
         for workers in [int(n) for n in args.workers.split(",") if n]:
-            server = Server(f"--workers {workers}", extra, ("--workers", str(workers)))
-            row = under_load(server, args.clients, args.seconds, round_, args.client)
-            out["load"].append(row)
-            if not args.json:
-                show_load(row)
+            for server in servers:
+                multi = Server(f"{server.label}, --workers {workers}", server.env, ("--workers", str(workers)))
+                row = under_load(multi, args.clients, args.seconds, round_, args.client)
+                out["load"].append(row)
+                if not args.json:
+                    show_load(row)
     if args.json:
         print(json.dumps(out, indent=2))
     clean = all(row["errors"] == 0 for row in out["load"])

@@ -1,7 +1,8 @@
 """The application container: what every service is handed.
 
-It holds the ports (settings, store, embedder, the judge factory, the clock)
-and the background executor, and imports nothing but those ports. Wiring the
+It holds the ports (settings, store, embedder, the judge factory, the clock),
+the background executor and the telemetry writer, and imports nothing but
+those. Wiring the
 real adapters together is ``bootstrap.build_app``'s job; tests build one with
 fakes the same way.
 """
@@ -21,6 +22,7 @@ from zero_memory.embedding.base import Embedder
 from zero_memory.judge.base import JudgeFactory
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
+from zero_memory.telemetry import Telemetry
 
 
 @dataclass
@@ -33,8 +35,13 @@ class App:
     clock: Clock = utcnow
     after_write: list[Callable[[Memory], None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Usage events and surfacings: written at once, or in batches while a server runs (``telemetry``).
+    telemetry: Telemetry = field(init=False)
     _executor: ThreadPoolExecutor | None = None
     _pending: list[Future[Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.telemetry = Telemetry(self.store)
 
     def background(self, work: Callable[[], Any]) -> Future[Any]:
         """Run work on the app's background thread (hygiene runs, write-triggered scans)."""
@@ -53,6 +60,7 @@ class App:
             future.result(timeout=timeout)
 
     def close(self) -> None:
+        self.telemetry.stop()
         with self.lock:
             executor, self._executor = self._executor, None
         if executor is not None:

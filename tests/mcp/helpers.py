@@ -8,11 +8,11 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import httpx2
@@ -27,6 +27,10 @@ TRANSPORTS = ("stdio", "http")
 MODES = ("auto", "legacy")
 ALL_CONNECTIONS = [pytest.param((t, m), id=f"{t}-{m}") for t in TRANSPORTS for m in MODES]
 SERVER_START_TIMEOUT_S = 60
+# A server writes usage events and surfacings in batches (zero_memory.telemetry): what a test reads may lag.
+TELEMETRY_WAIT_S = 30
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -120,6 +124,16 @@ async def connect(
         transport_ = streamable_http_client(f"{deployment.url}/mcp", http_client=http)
         async with Client(transport_, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
             yield client
+
+
+def recorded(read: Callable[[], T], done: Callable[[T], bool]) -> T:
+    """What ``read`` returns once ``done`` holds of it (or at the deadline): a server's telemetry lands in batches."""
+    deadline = time.monotonic() + TELEMETRY_WAIT_S
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        value = read()
+    return value
 
 
 def unique(text: str = "") -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tests.mcp.helpers import ALL_CONNECTIONS, Deployment, call_error, call_ok, connect, unique
+from tests.mcp.helpers import ALL_CONNECTIONS, Deployment, call_error, call_ok, connect, recorded, unique
 from zero_memory.store import Store, system_tx
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -37,8 +39,12 @@ async def test_calls_are_recorded_with_the_client_name(
         await call_error(client, "forget", {"id": "mem_01zzzzzzzzzzzzzzzzzzzzzzzx"})
     assert row["memory"]["agent_name"] == name
     assert row["memory"]["source"]["client"] == name
-    with system_tx(store, "test") as tx:
-        events = [e for e in tx.usage_events() if e["client"] == name]
+
+    def read() -> list[dict[str, Any]]:
+        with system_tx(store, "test") as tx:
+            return [e for e in tx.usage_events() if e["client"] == name]
+
+    events = recorded(read, lambda found: len(found) >= 5)
     assert [(e["user_id"], e["tool"], e["outcome"], bool(e["declared_supersede"])) for e in events] == [
         ("alice", "remember", "ok", False),
         ("alice", "remember", "ok", True),
@@ -52,7 +58,9 @@ async def test_bobs_calls_are_recorded_as_bob(http_server: Deployment, store: St
     name = unique("bob-client").replace(" ", "")
     async with connect(http_server, "http", "legacy", user="bob", client_name=name) as client:
         await call_ok(client, "recall", {"query": "anything"})
-    with system_tx(store, "test") as tx:
-        assert [(e["user_id"], e["tool"]) for e in tx.usage_events(tool="recall") if e["client"] == name] == [
-            ("bob", "recall")
-        ]
+
+    def read() -> list[tuple[str, str]]:
+        with system_tx(store, "test") as tx:
+            return [(e["user_id"], e["tool"]) for e in tx.usage_events(tool="recall") if e["client"] == name]
+
+    assert recorded(read, bool) == [("bob", "recall")]

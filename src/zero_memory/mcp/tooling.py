@@ -44,6 +44,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory import guard
 from zero_memory.memory.validation import invalid_input, location
+from zero_memory.telemetry import UsageEvent
 
 log = logging.getLogger("zero_memory.mcp")
 
@@ -303,22 +304,23 @@ async def invoke(
         return error_result(INTERNAL)
     finally:
         if who is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(record_usage, app, who, spec.name, outcome)
+            if app.telemetry.buffering:
+                # Only queued: no hand-off to a thread for it.
+                record_usage(app, who, spec.name, outcome)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(record_usage, app, who, spec.name, outcome)
 
 
 def record_usage(app: App, caller: Caller, tool: str, outcome: Outcome) -> None:
-    try:
-        with app.store.tx(write=True) as tx:
-            tx.act_as(caller.uid)
-            tx.add_usage_event(
-                user_id=caller.uid,
-                tool=tool,
-                client=caller.client,
-                outcome=outcome.code,
-                declared_supersede=outcome.declared_supersede,
-                at=app.clock(),
-            )
-    except Exception:
-        # Losing one usage event must not fail the call it describes.
-        log.exception("could not record a usage event for %s", tool)
+    """Record the call's usage event (``zero_memory.telemetry``); never fails the call it describes."""
+    app.telemetry.record(
+        UsageEvent(
+            user_id=caller.uid,
+            tool=tool,
+            client=caller.client,
+            outcome=outcome.code,
+            declared_supersede=outcome.declared_supersede,
+            at=app.clock(),
+        )
+    )

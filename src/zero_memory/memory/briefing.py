@@ -33,6 +33,7 @@ from zero_memory.memory.targets import read_set, session_state
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.settings import MIN_BRIEFING_CHARS
 from zero_memory.store.base import DisputeQuery
+from zero_memory.telemetry import Surfacing
 
 RULE_KINDS = (Kind.CONVENTION.value, Kind.PREFERENCE.value)
 TOPICLESS_KINDS = (Kind.DECISION.value, Kind.GOTCHA.value)
@@ -111,9 +112,7 @@ def build_context(
     briefing = _fitted(candidates, budget, project, topic, session.info, pending)
     served = [i.id for s in (briefing.rules, briefing.open_loops, briefing.memories) for i in s.items]
     if served:
-        with app.store.tx(write=True) as tx:
-            tx.act_as(caller.uid)
-            tx.add_surfacings(caller.uid, served, now, session_id=session.session_id, channel=Channel.BRIEFING)
+        app.telemetry.record(Surfacing(caller.uid, tuple(served), now, session.session_id, Channel.BRIEFING))
     return briefing
 
 

@@ -29,8 +29,9 @@ from zero_memory.domain.memory import Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel
 from zero_memory.memory import freshness
 from zero_memory.memory.models import Hit, RecallResult
-from zero_memory.memory.targets import read_set, session_state
+from zero_memory.memory.targets import read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.telemetry import Surfacing
 
 MAX_LIMIT = 50
 # Fusion: relevance = cosine similarity + TEXT_WEIGHT × full-text score (0 to 1).
@@ -87,16 +88,15 @@ def recall(
     config = app.settings.hygiene
     now = app.clock()
     vector = app.embedder.embed([query])[0]
-    write = project_hint is not None
-    with app.store.tx(write=write) as tx:
+    session_id = session_id or caller.session_id
+    if project_hint is not None:
+        settle_hint(
+            app.store, caller.uid, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now
+        )
+    with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
-            tx,
-            vis,
-            session_id or caller.session_id,
-            project_hint,
-            auto_create=app.settings.auto_create_projects,
-            at=now,
+            tx, vis, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now, dry=True
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
@@ -154,7 +154,5 @@ def recall(
         for value, m in ranked
     ]
     if hits and channel is not None:
-        with app.store.tx(write=True) as tx:
-            tx.act_as(caller.uid)
-            tx.add_surfacings(caller.uid, [h.id for h in hits], now, session_id=session.session_id, channel=channel)
+        app.telemetry.record(Surfacing(caller.uid, tuple(h.id for h in hits), now, session.session_id, channel))
     return RecallResult(hits=hits, session=session.info)

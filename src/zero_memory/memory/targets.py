@@ -12,10 +12,11 @@ from datetime import datetime
 
 from zero_memory import errors
 from zero_memory.access.projects import resolve_hint
+from zero_memory.access.visibility import visibility
 from zero_memory.domain import scopes
 from zero_memory.domain.records import Visibility
 from zero_memory.memory.models import SessionInfo
-from zero_memory.store.base import Tx
+from zero_memory.store.base import Store, Tx
 
 ALL = "*"
 
@@ -24,6 +25,8 @@ ALL = "*"
 class SessionState:
     session_id: str | None
     attached: str | None
+    # A dry resolution left something to write: a project to create, the session to attach.
+    pending: bool = False
 
     @property
     def info(self) -> SessionInfo:
@@ -47,12 +50,33 @@ def session_state(
     """
     attached = tx.get_session(vis.uid, session_id) if session_id else None
     hinted = None
+    pending = False
     if project_hint is not None:
         resolution = resolve_hint(tx, vis, project_hint, auto_create=auto_create, dry=dry)
-        hinted = resolution.scope
+        hinted, pending = resolution.scope, resolution.pending
         if session_id and attached is None:
             attached = hinted if dry else tx.attach_session(vis.uid, session_id, hinted, at)
-    return SessionState(session_id, attached), hinted
+            pending = dry
+    return SessionState(session_id, attached, pending), hinted
+
+
+def settle_hint(
+    store: Store, uid: str, session_id: str | None, project_hint: str, *, auto_create: bool, at: datetime
+) -> None:
+    """Create the project a hint names and attach the session to it, where either is still to do.
+
+    For a read that carries a hint: it looks first, so once both are done (every later call of the
+    session) the read takes no write lock. Before, a recall with a hint ran whole in a write
+    transaction, and recalls queued behind each other and every write of every process.
+    """
+    with store.tx() as tx:
+        vis = visibility(tx, uid)
+        session, _ = session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at, dry=True)
+    if not session.pending:
+        return
+    with store.tx(write=True) as tx:
+        vis = visibility(tx, uid)
+        session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at)
 
 
 def shorthand(vis: Visibility, tx: Tx, name: str) -> str:

@@ -73,11 +73,14 @@ def create_app(
         worker = CaptureWorker(app) if background else None
         if worker is not None:
             worker.start()
+        # Usage events and surfacings go in batches while the server runs, the last at shutdown.
+        app.telemetry.start()
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
         try:
             async with server.session_manager.run():
                 yield
         finally:
+            app.telemetry.stop()
             if worker is not None:
                 worker.stop()
             if scheduler is not None:
