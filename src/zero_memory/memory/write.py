@@ -4,7 +4,8 @@ In order: validation; the content guard on every text field (before anything
 is embedded or stored); the write target; the portability gate; then, under
 the write lock, the provisional yield probe, same-scope dedup absorption,
 declared supersedes, same-session refinement (queued instead when the older
-side was once restored), and the ``similar_existing`` list. Every write and every state change writes its audit row.
+side was once restored); after the commit, the ``similar_existing`` list. Every
+write and every state change writes its audit row.
 """
 
 from __future__ import annotations
@@ -221,11 +222,16 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         )
         superseded, skipped = _declared_links(tx, vis, caller, incoming, req.links, now)
         declared_any = any(link.type == "supersedes" for link in req.links)
-        similar: list[SimilarMemory] = []
+        paths: dict[str, str] = {}
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
             superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now, paths)
+    similar: list[SimilarMemory] = []
+    if not declared_any:
+        # Advice, not a decision: read after the commit, so the write lock is not held for a search.
+        with app.store.tx() as tx:
+            tx.act_as(caller.uid)
             similar = _similar_existing(
                 tx,
                 vis,
