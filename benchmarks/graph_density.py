@@ -1,6 +1,7 @@
 """The graph's density and search expansion: how much of an exact scan's top ten a search finds, and at what cost.
 
     python benchmarks/graph_density.py --home DIR [--graphs 16:128,32:256] [--expansions 256,512,1024,2048]
+        [--threads 2]
 
 Reads the vectors of a store built by ``scale.py`` or ``quality.py`` (``DIR/zm.db``,
 read only), builds a usearch graph for each ``connectivity:expansion_add`` as the
@@ -14,6 +15,13 @@ queries (``corpus.queries``), the quality benchmark's paraphrase queries
 stored memories searched by their own vectors (as the sweep and dedup do).
 Prints the build time, recall@10 and the search time (p50 / p95; the load
 average with each line: the machine may be shared).
+
+``--threads 2`` links on two threads. usearch 2.26's parallel insertion leaves
+a few nodes no search reaches (unum-cloud/USearch#735: a node is found by a
+concurrent insertion while its lowest level is still empty); the build then
+searches every vector by itself (a walk of 64), searches the ones not found
+again with a walk of 4,096, and adds the ones still not found again on one
+thread, printing how many and what the check cost.
 """
 
 from __future__ import annotations
@@ -45,14 +53,35 @@ def stored_vectors(database: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.array([r[0] for r in rows], dtype=np.int64), np.stack([np.frombuffer(r[1], np.float32) for r in rows])
 
 
-def build(seqs: np.ndarray, matrix: np.ndarray, connectivity: int, expansion_add: int) -> tuple[Index, float]:
+def build(
+    seqs: np.ndarray, matrix: np.ndarray, connectivity: int, expansion_add: int, threads: int
+) -> tuple[Index, float]:
     index = Index(
         ndim=matrix.shape[1], metric="cos", dtype="i8", connectivity=connectivity, expansion_add=expansion_add
     )
     started = time.perf_counter()
     for start in range(0, len(seqs), 5_000):
-        index.add(seqs[start : start + 5_000].astype(np.uint64), matrix[start : start + 5_000], threads=1)
+        index.add(seqs[start : start + 5_000].astype(np.uint64), matrix[start : start + 5_000], threads=threads)
     return index, time.perf_counter() - started
+
+
+def unreachable(index: Index, seqs: np.ndarray, matrix: np.ndarray, walk: int, count: int) -> np.ndarray:
+    """Positions of the vectors a search for their own vector does not return."""
+    index.expansion_search = walk
+    found = index.search(matrix, count, threads=2)
+    return np.flatnonzero(~(np.asarray(found.keys) == seqs.astype(np.uint64)[:, None]).any(axis=1))
+
+
+def repair(index: Index, seqs: np.ndarray, matrix: np.ndarray) -> tuple[int, int, float]:
+    """(not found by a walk of 64, nor by one of 4,096, seconds): the latter are added again on one thread."""
+    started = time.perf_counter()
+    missed = unreachable(index, seqs, matrix, 64, 10)
+    lost = missed[unreachable(index, seqs[missed], matrix[missed], 4_096, 100)] if len(missed) else missed
+    if len(lost):
+        keys = seqs[lost].astype(np.uint64)
+        index.remove(keys)
+        index.add(keys, matrix[lost], threads=1)
+    return len(missed), len(lost), time.perf_counter() - started
 
 
 def main() -> None:
@@ -61,6 +90,7 @@ def main() -> None:
     parser.add_argument("--graphs", default="16:128,32:256")
     parser.add_argument("--expansions", default="256,512,1024,2048")
     parser.add_argument("--read", type=int, default=READ)
+    parser.add_argument("--threads", type=int, default=1, help="threads linking the graph (2: checked, repaired)")
     args = parser.parse_args()
     seqs, matrix = stored_vectors(Path(args.home) / "zm.db")
     row_of = {int(seq): n for n, seq in enumerate(seqs)}
@@ -83,8 +113,16 @@ def main() -> None:
     print(f"{len(seqs):,} vectors from {args.home}; load average {os.getloadavg()}", flush=True)
     for graph in args.graphs.split(","):
         connectivity, expansion_add = (int(part) for part in graph.split(":"))
-        index, build_s = build(seqs, matrix, connectivity, expansion_add)
-        print(f"{connectivity} edges, expansion_add {expansion_add}: built in {build_s:.0f} s", flush=True)
+        cpu = time.process_time()
+        index, build_s = build(seqs, matrix, connectivity, expansion_add, args.threads)
+        print(
+            f"{connectivity} edges, expansion_add {expansion_add}: built in {build_s:.0f} s on {args.threads} "
+            f"thread(s), {time.process_time() - cpu:.0f} CPU-s | load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        if args.threads > 1:
+            missed, lost, check_s = repair(index, seqs, matrix)
+            print(f"  {missed} not found by a walk of 64, {lost} not by one of 4,096 (added again): {check_s:.0f} s")
         for expansion in (int(e) for e in args.expansions.split(",")):
             index.expansion_search = expansion
             line = []

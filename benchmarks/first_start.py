@@ -1,0 +1,78 @@
+"""A first start without an index snapshot: how soon searches answer, how fast while the graph is built, and after.
+
+    python benchmarks/first_start.py --home DIR [--queries 300]
+
+DIR is a copy of a ``scale.py`` home (its ``zm.db-index`` folder is removed:
+use a copy). One process opens the store as a server would and searches with
+recall's pool and floor over the caller's read set, the queries already
+embedded: the first search (which reads every row), then the corpus's
+queries in turn while the graph is built on its thread, until the index takes
+the graph, then the same queries on the graph. Prints the time to the first
+answer, search p50 / p95 during the build and after, the time until the
+graph is searched, peak RSS and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import queries
+from scale import OWNER, load, open_app, peak_rss_mb, percentile
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", required=True)
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args()
+    home = Path(args.home)
+    shutil.rmtree(home / "zm.db-index", ignore_errors=True)
+
+    from zero_memory.access.visibility import visibility
+
+    started_load = load()
+    app = open_app(home)
+    config = app.settings.hygiene
+    vectors = app.embedder.embed(queries(args.queries))
+
+    with app.store.tx() as tx:
+        readable = sorted(visibility(tx, OWNER).readable)
+
+    def search(vector: object) -> float:
+        started = time.perf_counter()
+        with app.store.tx() as tx:
+            tx.similar(vector, floor=config.recall_similarity, limit=config.recall_candidates, scopes=readable)
+        return (time.perf_counter() - started) * 1000
+
+    opened = time.perf_counter()
+    first_ms = search(vectors[0])
+    during: list[float] = []
+    while app.store.index.building:
+        during.append(search(vectors[len(during) % len(vectors)]))
+    graph_s = time.perf_counter() - opened
+    after = [search(vector) for vector in vectors]
+    app.close()
+    row = {
+        "load": f"{started_load} → {load()}",
+        "first_answer_s": round(first_ms / 1000, 2),
+        "searches_while_building": len(during),
+        "building_p50_ms": round(statistics.median(during), 2) if during else None,
+        "building_p95_ms": round(percentile(during, 95), 2) if during else None,
+        "graph_searched_after_s": round(graph_s, 1),
+        "graph_p50_ms": round(statistics.median(after), 2),
+        "graph_p95_ms": round(percentile(after, 95), 2),
+        "peak_rss_mb": peak_rss_mb(),
+    }
+    print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
