@@ -32,7 +32,8 @@ from zero_memory.store.postgres import PostgresStore
 from zero_memory.store.sql import COPY_TABLES
 
 # What a store keeps for itself and a copy leaves alone.
-NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters", "memory_removals"}
+# Derived from other rows (memory_words: the postings of memories.content_tsv, kept by triggers), or bookkeeping.
+NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters", "memory_removals", "memory_words"}
 NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv")}
 
 

@@ -80,3 +80,19 @@ def test_query_syntax_is_only_words(store: Store, corpus: dict[str, str]) -> Non
     assert search(store, corpus, "' OR 1=1 --") == set()
     assert search(store, corpus, "!!! ... ") == set()
     assert search(store, corpus, "") == set()
+
+
+def test_a_moved_memory_is_found_in_its_new_scope_only(store: Store, corpus: dict[str, str]) -> None:
+    tests = next(i for i, n in corpus.items() if n == "tests")
+    with store.tx(write=True) as tx:
+        tx.set_scope(tests, "user.alice", API, at(2))
+    assert search(store, corpus, "pytest", scopes=[API]) == set()
+    assert search(store, corpus, "pytest", scopes=["user.alice"]) == {"tests", "personal"}
+
+
+def test_words_of_a_memory_written_later_are_found(store: Store, corpus: dict[str, str]) -> None:
+    later = memory("Kubernetes pods restart after an OOM kill.")
+    with store.tx(write=True) as tx:
+        put(tx, later)
+    corpus[later.id] = "later"
+    assert search(store, corpus, "kubernetes oom") == {"later"}

@@ -13,10 +13,11 @@ import psycopg
 import pytest
 
 from tests.pg import PgServer
-from tests.store.factories import DIM, AsSystem, add_users, axis, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, at, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
 from zero_memory.store import migrations
 from zero_memory.store.postgres import USE_INDEX, USED_INDEX, PostgresStore, PostgresTx, supports_iterative_scan
+from zero_memory.store.terms import words_of
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_an_hnsw_cosine_index_exists_for_the_stores_dimension(pg_url: str) -> No
         assert "USING hnsw" in definition
         assert f"vector({dim})) vector_cosine_ops" in definition
         assert f"WHERE (embedding_dim = {dim})" in definition
-    assert "USING gin (content_tsv)" in defs["memories_fulltext"]
+    assert "memories_fulltext" not in defs  # full text reads memory_words's postings (0015)
 
 
 def test_a_plain_search_walks_the_hnsw_index(hnsw_store: PostgresStore) -> None:
@@ -202,3 +203,32 @@ def test_a_connection_the_server_dropped_is_replaced(pg_store: PostgresStore, pg
         )
     with pg_store.tx() as tx:
         assert tx.get_user("alice") is not None
+
+
+def _postings(store: PostgresStore) -> set[tuple[str, str, int]]:
+    with store.tx() as tx:
+        rows = tx.conn.execute("SELECT word, scope, seq FROM memory_words").fetchall()
+    return {(r["word"], r["scope"], int(r["seq"])) for r in rows}
+
+
+def _expected_postings(store: PostgresStore) -> set[tuple[str, str, int]]:
+    with store.tx() as tx:
+        rows = tx.conn.execute("SELECT seq, scope, content FROM memories").fetchall()
+    return {(w, r["scope"], int(r["seq"])) for r in rows for w in words_of(r["content"])}
+
+
+def test_the_postings_follow_every_write_move_and_removal(pg_store: PostgresStore) -> None:
+    """memory_words holds each memory's words with its current scope, whatever happened to it."""
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice", "bob")
+        kept = put(tx, memory("Deploys run from the release-2 branch; nginx reloads.", scope="user.alice"))
+        moved = put(tx, memory("Run the tests with pytest before pushing.", scope="user.alice"))
+        put(tx, memory("Bob's grafana dashboards live in ops/grafana.", owner="bob", scope="user.bob"))
+        tx.set_scope(moved.id, "user.alice.core", "user.alice", at(1))
+    assert _postings(pg_store) == _expected_postings(pg_store)
+    assert {s for w, s, _ in _postings(pg_store) if w == "pytest"} == {"user.alice.core"}
+    assert {s for w, s, _ in _postings(pg_store) if w == "nginx"} == {kept.scope}
+    with pg_store.tx(write=True) as tx:
+        tx.erase_user("bob", "former-0", at(2))
+    assert _postings(pg_store) == _expected_postings(pg_store)
+    assert not {p for p in _postings(pg_store) if p[1] == "user.bob"}

@@ -2,10 +2,11 @@
 
 The queries are the shared ones in ``sql.py``; this adapter adds vector search
 (an HNSW cosine index per embedding dimension), full text (a generated
-``tsvector``), advisory locks and a connection pool. Several processes can share
-one database: writers that must not race call ``Tx.serialize(key)``, named
-locks are ``pg_try_advisory_lock`` on a connection of their own, and migrating
-takes an advisory lock so processes starting at once apply each step once.
+``tsvector`` and its words' postings, ``memory_words``), advisory locks and a
+connection pool. Several processes can share one database: writers that must
+not race call ``Tx.serialize(key)``, named locks are ``pg_try_advisory_lock``
+on a connection of their own, and migrating takes an advisory lock so
+processes starting at once apply each step once.
 
 Why the vector column has no fixed dimension: the store's dimension follows
 the embedding model, and a re-embedding to another model must be able to write
@@ -29,7 +30,6 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from zero_memory.domain.memory import Memory
 from zero_memory.store import migrations
 from zero_memory.store.base import Neighbour
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
+from zero_memory.store.pg_params import statement
 from zero_memory.store.rows import cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 from zero_memory.store.tables import copied_table
@@ -123,19 +124,17 @@ def ef_search(fetch: int) -> int:
     return min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
 
 
-# One word's rows, by their seq: the GIN index, then only each row's first column.
-POSTINGS = "SELECT array_agg(seq) AS seqs FROM memories WHERE content_tsv @@ plainto_tsquery('simple', %s)"
+# Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
+# from the index alone (migration 0015).
+POSTINGS = (
+    "SELECT q.word, (SELECT array_agg(seq) FROM zm_word_postings(q.word, %s::text[])) AS seqs "
+    "FROM unnest(%s::text[]) AS q(word)"
+)
 
 
 def lock_key(name: str) -> int:
     """A stable signed 32-bit hash of a lock name, the same in every process."""
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "big", signed=True)
-
-
-@lru_cache(maxsize=1024)
-def placeholders(sql: str) -> str:
-    """The shared SQL's ``?`` placeholders in psycopg's spelling (no shared query has a literal %)."""
-    return sql.replace("?", "%s")
 
 
 class PostgresTx(SqlTx):
@@ -144,10 +143,12 @@ class PostgresTx(SqlTx):
         self.conn = conn
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.conn.execute(placeholders(sql), tuple(params)).rowcount
+        shared = statement(sql)
+        return self.conn.execute(shared.sql, shared.params(params)).rowcount
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        cursor = self.conn.execute(placeholders(sql), tuple(params))
+        shared = statement(sql)
+        cursor = self.conn.execute(shared.sql, shared.params(params))
         return cursor.fetchall() if cursor.description else []
 
     def _embedding_param(self, vector: np.ndarray) -> Any:
@@ -417,19 +418,18 @@ class PostgresTx(SqlTx):
         return documents, counts
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
-        """SQLite's way, through the GIN index: each matched word's rows (their ``seq`` only, so no row
-        is read past its first column), ranked by ``rank_postings``; then the ranking a slice at a time,
-        keeping live rows of the scopes asked, until enough are kept. Ranking every matching row in SQL
-        read and scored each whole row (up to the 5,000 postings of the plan): at 100,000 memories a
-        3,500-row word took 9 ms that way, its postings 3 ms."""
+        """SQLite's way: each matched word's rows of the scopes asked (their ``seq`` only, from the
+        postings of memory_words, one statement for every word), ranked by ``rank_postings``; then the
+        ranking a slice at a time, keeping live rows, until enough are kept. Ranking every matching row
+        in SQL read and scored each whole row (up to the 5,000 postings of the plan): at 100,000
+        memories a 3,500-row word took 9 ms that way, its postings from the GIN index 3 ms."""
         if not plan.matched or not scopes or limit <= 0:
             return []
-        with self.conn.pipeline():  # one round trip for every word
-            cursors = [self.conn.execute(POSTINGS, (word,), binary=True) for word in plan.matched]
-        answers = [c.fetchone() for c in cursors]
-        postings = [np.asarray(r["seqs"] if r and r["seqs"] else [], dtype=np.int64) for r in answers]
-        ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
         readable = sorted(scopes)
+        rows = self.conn.execute(POSTINGS, (readable, list(plan.matched)), binary=True).fetchall()
+        seqs = {r["word"]: r["seqs"] or [] for r in rows}
+        postings = [np.asarray(seqs.get(word, []), dtype=np.int64) for word in plan.matched]
+        ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
         kept: list[str] = []
         step = max(limit * 4, 100)
         for start in range(0, len(ranked), step):
