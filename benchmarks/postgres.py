@@ -2,7 +2,7 @@
 
     python benchmarks/postgres.py --home DIR [--size 100000] [--subjects 2000] [--queries 300]
                                   [--database-url URL] [--skip import,copy,recall,sweep] [--database NAME]
-                                  [--json]
+                                  [--role NAME] [--stages] [--json]
 
 The corpus is benchmarks/sweep.py's: --size memories of benchmarks/corpus.py
 in a SQLite store under --home (built there if missing; reuse it). Without
@@ -29,6 +29,17 @@ load average before and after:
 
 --database NAME runs recall and the sweep on a database a previous run left
 (zm_bench_import or zm_bench_copy), with --skip import,copy.
+
+Every phase connects as --role (zm_bench; made a login role that is neither
+a superuser nor BYPASSRLS if missing), the owner of the databases and their
+tables, as a server runs in production (docs/deployment.md, Row-level
+security): the policies bind it, and their cost is measured. A database a
+previous run left is handed over to the role first. --role '' connects as
+the server's own user (a superuser: no policy applies).
+
+--stages recalls the timed queries once more with a timer on each stage
+(benchmarks/stages.py: the query embedding, the vector search, full text,
+reading rows, the rest) and prints each stage's median.
 
 The throwaway server gets --shared-buffers (1GB; PostgreSQL's default is
 128MB): at 100,000 memories the HNSW index alone is 260 MB, and pgvector's
@@ -60,6 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import memories, queries
 from quality import local_server
+from stages import Stages
 from sweep import OWNER, build
 
 EMBED_SAMPLE = 2_000
@@ -119,13 +131,49 @@ def settle(url: str) -> None:
         pass
 
 
-def fresh_database(server_url: str, name: str) -> str:
+def database_url(server_url: str, name: str, role: str) -> str:
+    """The URL of database ``name`` of the server, connecting as ``role`` (the server's own user if empty)."""
+    parts = urlsplit(server_url)
+    if role:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{role}@{host}")
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def fresh_database(server_url: str, name: str, role: str) -> str:
     import psycopg
 
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
-    return urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    hand_over(server_url, name, role)
+    return database_url(server_url, name, role)
+
+
+def hand_over(server_url: str, name: str, role: str) -> None:
+    """Make ``role`` (created if missing: it logs in, it is no superuser and it does not bypass row-level
+    security) the owner of database ``name`` and of its tables (their sequences with them) and functions."""
+    import psycopg
+
+    if not role:
+        return
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+            conn.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
+        conn.execute(f'ALTER DATABASE "{name}" OWNER TO "{role}"')
+    with psycopg.connect(database_url(server_url, name, ""), autocommit=True) as conn:
+        conn.execute(f'ALTER SCHEMA public OWNER TO "{role}"')
+        owned = conn.execute(
+            "SELECT format('ALTER TABLE %%s OWNER TO %%I', c.oid::regclass, %s::text) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') "
+            "UNION ALL SELECT format('ALTER FUNCTION %%s OWNER TO %%I', p.oid::regprocedure, %s::text) FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace LEFT JOIN pg_depend d ON d.objid = p.oid "
+            "AND d.deptype = 'e' WHERE n.nspname = 'public' AND d.objid IS NULL",
+            (role, role),
+        ).fetchall()
+        for (statement,) in owned:
+            conn.execute(statement)
 
 
 def main() -> None:
@@ -139,6 +187,8 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="a PostgreSQL server (default: a throwaway one)")
     parser.add_argument("--skip", default="", help="phases to skip, comma-separated")
     parser.add_argument("--database", default=None, help="recall and sweep on this database of the server")
+    parser.add_argument("--role", default="zm_bench", help="connect as this role ('': the server's own user)")
+    parser.add_argument("--stages", action="store_true", help="time each stage of a recall too")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -194,10 +244,13 @@ def main() -> None:
         }
     )
 
-    imported_url = urlunsplit(urlsplit(server_url)._replace(path=f"/{args.database}")) if args.database else None
+    imported_url = None
+    if args.database:
+        hand_over(server_url, args.database, args.role)
+        imported_url = database_url(server_url, args.database, args.role)
     if "import" not in skip:
         started_load = load()
-        imported_url = fresh_database(server_url, "zm_bench_import")
+        imported_url = fresh_database(server_url, "zm_bench_import", args.role)
         env = {"ZM_HOME": str(home), "ZM_DATABASE_URL": imported_url}
         app = build_app(Settings.from_environ(env), embedder=embedder)
         with app.store.tx(write=True) as tx:
@@ -223,7 +276,7 @@ def main() -> None:
 
     if "copy" not in skip:
         started_load = load()
-        copied_url = fresh_database(server_url, "zm_bench_copy")
+        copied_url = fresh_database(server_url, "zm_bench_copy", args.role)
         source = SQLiteStore.open(settings.database_url, dim=512)
         destination = build_app(
             Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": copied_url}), embedder=embedder
@@ -248,7 +301,7 @@ def main() -> None:
 
     if imported_url is None:
         return
-    settle(imported_url)
+    settle(database_url(server_url, urlsplit(imported_url).path.lstrip("/"), ""))
     app = build_app(Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": imported_url}), embedder=model)
     caller = Caller(OWNER, client="benchmark")
     if "recall" not in skip:
@@ -266,9 +319,17 @@ def main() -> None:
                 "queries": len(ms),
                 "p50_ms": round(statistics.median(ms), 1),
                 "p95_ms": round(percentile(ms, 95), 1),
+                "role": args.role or "superuser",
                 "load": f"{started_load} → {load()}",
             }
         )
+        if args.stages:
+            started_load = load()
+            with Stages(app) as stages:
+                for query in queries(args.queries):
+                    with stages.call():
+                        recall(app, caller, query, limit=10, channel=None)
+            report({"phase": "recall stages (p50 ms)", **stages.summary(), "load": f"{started_load} → {load()}"})
     if "sweep" not in skip:
         started_load = load()
         floor, cap = app.settings.hygiene.sweep_similarity, app.settings.hygiene.sweep_max_candidates
