@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -242,6 +243,54 @@ def test_a_snapshot_linked_with_another_connectivity_is_rebuilt_with_the_current
         store.close()
     (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
     assert Graph.restore(snapshot.path, DIM).connectivity == graph_module.CONNECTIVITY
+
+
+def test_a_snapshot_records_how_its_graph_was_linked_and_a_restart_searches_it_with_that_walk(
+    tmp_path: Path,
+) -> None:
+    store = open_graph(tmp_path)
+    fill(store, 150)
+    found_by_index(store, ["warm"])
+    assert store.save_index()
+    store.close()
+    (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
+    assert snapshot.linked_with == graph_module.EXPANSION_ADD
+    store = open_graph(tmp_path)
+    try:
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from == snapshot.name
+        assert store.index._graph is not None
+        assert store.index._graph.walk == graph_module.walk_for(graph_module.EXPANSION_ADD)
+    finally:
+        store.close()
+
+
+def test_a_snapshot_that_does_not_say_how_it_was_linked_is_used_and_searched_with_the_walk_of_1024(
+    tmp_path: Path,
+) -> None:
+    """Snapshots written before the linking was recorded were linked with an expansion of 256: the graph is
+    as good as it was and is searched as it was, not built again; its weaker linking stays recorded."""
+    store = open_graph(tmp_path)
+    fill(store, 150)
+    found_by_index(store, ["warm"])
+    assert store.save_index()
+    store.close()
+    (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
+    unrecorded = snapshot.path.with_name(re.sub(r"-linked\d+", "", snapshot.name))
+    snapshot.path.rename(unrecorded)
+    store = open_graph(tmp_path)
+    try:
+        fill(store, 20, seed=1)
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+        assert store.index.restored_from == unrecorded.name
+        assert store.index._graph is not None
+        assert (store.index._graph.linked_with, store.index._graph.walk) == (256, 1024)
+        assert store.save_index()
+    finally:
+        store.close()
+    assert IndexFiles(tmp_path / "zm.db").snapshots()[0].linked_with == 256
 
 
 def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Path) -> None:

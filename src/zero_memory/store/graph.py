@@ -23,26 +23,43 @@ from usearch.index import Index
 # queries fall between dense clusters of templated near-duplicates, where a walk of a 16-edge graph found
 # 0.80 of an exact scan's top ten at expansion 512 and 0.96 at 2048; 32 edges linked with expansion 256
 # find 0.98-0.99 at 1024 (2-4 ms a walk, was 0.6-1.6). Stored memories by their own vectors: ≥ 0.997 either way.
+# Linked with expansion 512, the same 32 edges find 0.986 / 0.981 with a walk of 512, in 3.2-3.8 ms where
+# the walk of 1,024 took 5.7-6.1 (same run), for 1.8 times the CPU to link.
 CONNECTIVITY = 32  # edges per node; a snapshot of another connectivity is rebuilt, not used
 EXPANSION_ADD = 256  # candidates kept while linking a new node
-EXPANSION_SEARCH = 1024  # candidates kept while searching; raised to the number asked for when larger
+# The walk (candidates kept while searching; raised to the number asked for when larger) that finds 0.98 of
+# the top ten in a graph linked with each expansion. A snapshot says how its graph was linked; one that does
+# not was written before it did, linked with 256.
+WALKS = {256: 1024, 512: 512}
+UNRECORDED_LINKING = 256
 DTYPE = "i8"
 
 
+def walk_for(linked_with: int) -> int:
+    """The walk for a graph linked with this expansion: that of the nearest linking measured at or below it."""
+    measured = [linking for linking in WALKS if linking <= linked_with]
+    return WALKS[max(measured)] if measured else max(WALKS.values())
+
+
 class Graph:
-    def __init__(self, dim: int, index: Index | None = None) -> None:
+    def __init__(self, dim: int, index: Index | None = None, *, linked_with: int = EXPANSION_ADD) -> None:
+        """``linked_with``: the expansion the graph's nodes were linked with (a restored graph's, as its
+        snapshot records it); new nodes are linked with ``EXPANSION_ADD``, but a graph is only as good as
+        its weakest linking, so it keeps the one it had and is searched with that one's walk."""
         self.dim = dim
+        self.linked_with = min(linked_with, EXPANSION_ADD)
+        self.walk = walk_for(self.linked_with)
         self._index = index or Index(
             ndim=dim,
             metric="cos",
             dtype=DTYPE,
             connectivity=CONNECTIVITY,
             expansion_add=EXPANSION_ADD,
-            expansion_search=EXPANSION_SEARCH,
+            expansion_search=self.walk,
         )
         # Neither is kept in the file.
         self._index.expansion_add = EXPANSION_ADD  # type: ignore[misc]
-        self._set_expansion(EXPANSION_SEARCH)
+        self._set_expansion(self.walk)
 
     def _set_expansion(self, value: int) -> None:
         # usearch declares the setters after the properties, which type checkers read as read-only.
@@ -56,8 +73,9 @@ class Graph:
         return int(self._index.connectivity)
 
     @classmethod
-    def restore(cls, path: Path, dim: int) -> Graph:
-        """A graph saved by ``save``; ValueError when the file is not one of the expected shape.
+    def restore(cls, path: Path, dim: int, *, linked_with: int | None = None) -> Graph:
+        """A graph saved by ``save`` (``linked_with``: as its snapshot records it, if it does); ValueError
+        when the file is not one of the expected shape.
 
         A graph linked with another connectivity is refused too: its recall is
         that of its own density, and rows added to it would keep that density.
@@ -67,7 +85,7 @@ class Graph:
             raise ValueError(f"not an index of {dim} {DTYPE} dimensions")
         if index.connectivity != CONNECTIVITY:
             raise ValueError(f"linked with {index.connectivity} edges a node, not {CONNECTIVITY}")
-        return cls(dim, index)
+        return cls(dim, index, linked_with=UNRECORDED_LINKING if linked_with is None else linked_with)
 
     def save(self, path: Path) -> None:
         self._index.save(os.fspath(path))
@@ -110,21 +128,23 @@ class Graph:
         return np.stack([np.asarray(v, dtype=np.float32) for v in found])
 
     def search(
-        self, vectors: np.ndarray, count: int, *, threads: int = 1, expansion: int = EXPANSION_SEARCH
+        self, vectors: np.ndarray, count: int, *, threads: int = 1, expansion: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(keys, similarities) of each vector's ``count`` nearest, most similar first; -1 pads a short row.
 
-        ``expansion`` is the candidate list kept while walking the graph (at least ``count``)."""
+        ``expansion`` is the candidate list kept while walking the graph (at least ``count``; None: the
+        walk for the graph's linking)."""
+        expansion = self.walk if expansion is None else expansion
         vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
         if count <= 0 or len(self._index) == 0:
             empty = np.full((len(vectors), 0), -1, dtype=np.int64)
             return empty, np.zeros((len(vectors), 0), dtype=np.float32)
-        if max(count, expansion) != EXPANSION_SEARCH:
+        if max(count, expansion) != self.walk:
             self._set_expansion(max(count, expansion))
         try:
             found: Any = self._index.search(vectors, count, threads=threads)
         finally:
-            self._set_expansion(EXPANSION_SEARCH)
+            self._set_expansion(self.walk)
         keys = np.atleast_2d(np.asarray(found.keys)).astype(np.int64)
         with np.errstate(invalid="ignore", over="ignore"):
             similarities = 1.0 - np.atleast_2d(np.asarray(found.distances, dtype=np.float32))

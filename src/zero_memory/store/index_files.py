@@ -1,10 +1,13 @@
 """The vector index's files next to the SQLite database: saved snapshots, written atomically.
 
 A snapshot is one file whose name says what it holds:
-``snapshot-<watermark>-<anchor rev>-<anchor id>.usearch`` — the graph of every
-memory change up to ``watermark``, and the memory (``anchor id``, at ``anchor
-rev``) that was the newest change at or below it, which tells a database that
-shares that history from one that does not (a restored backup, another file).
+``snapshot-<watermark>-<anchor rev>-<anchor id>-linked<expansion>.usearch`` —
+the graph of every memory change up to ``watermark``, the memory (``anchor
+id``, at ``anchor rev``) that was the newest change at or below it, which
+tells a database that shares that history from one that does not (a restored
+backup, another file), and the expansion its nodes were linked with, which
+sets the walk that searches it (names written before it was recorded lack
+``-linked<expansion>``).
 A snapshot is written under a temporary name, flushed to disk, then renamed:
 a process killed at any point leaves either the previous snapshots or the new
 one, never half a file under a snapshot's name. Temporary files of processes
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIX = ".usearch"
-NAME_RE = re.compile(r"\Asnapshot-(\d+)-(\d+)-([0-9A-Za-z_]+)\.usearch\Z")
+NAME_RE = re.compile(r"\Asnapshot-(\d+)-(\d+)-([0-9A-Za-z_]+)(?:-linked(\d+))?\.usearch\Z")
 TEMP_RE = re.compile(r"\A\.tmp-(\d+)-[0-9a-f]+\Z")
 
 
@@ -32,6 +35,7 @@ class Snapshot:
     watermark: int
     anchor_rev: int
     anchor_id: str
+    linked_with: int | None = None  # None: not recorded
 
     @property
     def name(self) -> str:
@@ -51,10 +55,21 @@ class IndexFiles:
             for entry in os.scandir(self.folder):
                 match = NAME_RE.match(entry.name)
                 if match:
-                    found.append(Snapshot(Path(entry.path), int(match.group(1)), int(match.group(2)), match.group(3)))
+                    linked = int(match.group(4)) if match.group(4) else None
+                    found.append(
+                        Snapshot(Path(entry.path), int(match.group(1)), int(match.group(2)), match.group(3), linked)
+                    )
         return sorted(found, key=lambda s: (-s.watermark, s.name))
 
-    def write(self, watermark: int, anchor_rev: int, anchor_id: str, save: Callable[[Path], None]) -> Snapshot:
+    def write(
+        self,
+        watermark: int,
+        anchor_rev: int,
+        anchor_id: str,
+        save: Callable[[Path], None],
+        *,
+        linked_with: int | None = None,
+    ) -> Snapshot:
         """Save a snapshot atomically, then remove older ones."""
         if not re.fullmatch(r"[0-9A-Za-z_]+", anchor_id):
             raise ValueError("anchor id: letters, digits and underscores only")
@@ -64,7 +79,8 @@ class IndexFiles:
             save(temp)
             with open(temp, "rb") as handle:
                 os.fsync(handle.fileno())
-            final = self.folder / f"snapshot-{watermark}-{anchor_rev}-{anchor_id}{SUFFIX}"
+            linking = f"-linked{linked_with}" if linked_with is not None else ""
+            final = self.folder / f"snapshot-{watermark}-{anchor_rev}-{anchor_id}{linking}{SUFFIX}"
             os.replace(temp, final)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -75,7 +91,7 @@ class IndexFiles:
             if older.watermark < watermark:
                 self.discard(older)
         self.sweep_temporaries()
-        return Snapshot(final, watermark, anchor_rev, anchor_id)
+        return Snapshot(final, watermark, anchor_rev, anchor_id, linked_with)
 
     def discard(self, snapshot: Snapshot) -> None:
         with contextlib.suppress(OSError):

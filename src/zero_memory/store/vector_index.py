@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zero_memory.store.graph import EXPANSION_SEARCH, Graph
+from zero_memory.store.graph import Graph
 from zero_memory.store.graph_build import GraphBuild, Read
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.index_source import Row, Source, State
@@ -218,7 +218,7 @@ class VectorIndex:
                 self.files.discard(snapshot)
                 continue
             try:
-                graph = Graph.restore(snapshot.path, self.dim)
+                graph = Graph.restore(snapshot.path, self.dim, linked_with=snapshot.linked_with)
             except (ValueError, RuntimeError, OSError) as error:
                 log.warning("vector index: %s cannot be used (%s); trying an older one", snapshot.name, error)
                 self.files.discard(snapshot)
@@ -289,7 +289,7 @@ class VectorIndex:
             if anchor is None:
                 return False
             graph = self._graph
-            self.files.write(self.watermark, anchor[0], anchor[1], graph.save)
+            self.files.write(self.watermark, anchor[0], anchor[1], graph.save, linked_with=graph.linked_with)
             self._unsaved = 0
             return True
 
@@ -469,7 +469,7 @@ class VectorIndex:
         floor: float,
         threads: int = 1,
         walk: int | None = None,
-        expansion: int = EXPANSION_SEARCH,
+        expansion: int | None = None,
         known: Sequence[tuple[int, int]] = (),
     ) -> list[np.ndarray]:
         """For each vector, the rows the filter keeps that may be among its ``count`` most similar above
@@ -481,7 +481,7 @@ class VectorIndex:
 
         ``walk``: the hits a graph walk returns at first (more when the filter keeps few rows; None: as
         for a search of ``count`` rows); ``expansion``: the candidates it keeps on the way (at least
-        ``walk``).
+        ``walk``; None: the graph's own walk).
 
         ``known`` are (vector, seq) rows the caller knows of, such as a subject's own row it leaves
         out. A graph walk that did not return a known row the filter keeps and that scores above the
@@ -532,7 +532,7 @@ class VectorIndex:
         floor: float,
         threads: int,
         fetch: int,
-        expansion: int,
+        expansion: int | None,
         probes: np.ndarray,
     ) -> list[np.ndarray]:
         assert self._graph is not None
