@@ -23,14 +23,15 @@ from usearch.index import Index
 # queries fall between dense clusters of templated near-duplicates, where a walk of a 16-edge graph found
 # 0.80 of an exact scan's top ten at expansion 512 and 0.96 at 2048; 32 edges linked with expansion 256
 # find 0.98-0.99 at 1024 (2-4 ms a walk, was 0.6-1.6). Stored memories by their own vectors: ≥ 0.997 either way.
-# Linked with expansion 512, the same 32 edges find 0.986 / 0.981 with a walk of 512, in 3.2-3.8 ms where
-# the walk of 1,024 took 5.7-6.1 (same run), for 1.8 times the CPU to link.
+# Linked with expansion 512 (1.9 times the CPU to link), the same 32 edges find 0.992 / 0.990 with a walk of
+# 640, in 4.6-4.7 ms where the walk of 1,024 in a graph linked with 256 took 6.7-7.2 for 0.984 / 0.991 (same
+# run, load 1.1-1.6); a walk of 512 found 0.991 / 0.983 and 0.986 / 0.981 in two builds: too close to 0.98.
 CONNECTIVITY = 32  # edges per node; a snapshot of another connectivity is rebuilt, not used
-EXPANSION_ADD = 256  # candidates kept while linking a new node
+EXPANSION_ADD = 512  # candidates kept while linking a new node
 # The walk (candidates kept while searching; raised to the number asked for when larger) that finds 0.98 of
 # the top ten in a graph linked with each expansion. A snapshot says how its graph was linked; one that does
 # not was written before it did, linked with 256.
-WALKS = {256: 1024, 512: 512}
+WALKS = {256: 1024, 512: 640}
 UNRECORDED_LINKING = 256
 DTYPE = "i8"
 
