@@ -185,3 +185,25 @@ def test_a_walk_that_misses_its_own_subject_walks_again(tmp_path: Path, monkeypa
     alice = {key for key in truth if key.split("|")[0] in theirs}
     assert len(alice) > 50
     assert len(found & alice) >= 0.98 * len(alice)
+
+
+def test_postgres_searches_a_batch_on_two_connections_with_the_same_answers(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read transaction's batch is split with a second connection that takes up its snapshot: the
+    pairs are those one connection finds."""
+    from zero_memory.store import postgres
+
+    request.param = "postgres-hnsw"
+    store, opened = open_store(request, tmp_path)
+    fill(store)
+
+    def swept(split_min: int) -> list[tuple[str, str, float]]:
+        monkeypatch.setattr(postgres, "SPLIT_MIN_SUBJECTS", split_min)
+        with store.tx() as tx:
+            subjects = [m for owner in OWNERS for m in tx.live_memories(owner=owner, limit=10_000)]
+            return [(c.a.id, c.b.id, c.similarity) for c in pairs(tx, subjects, floor=FLOOR, limit=LIMIT)]
+
+    split = swept(1)
+    assert split and split == swept(10**9)
+    opened.close()

@@ -26,11 +26,12 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -38,6 +39,7 @@ from pgvector import Vector
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 from psycopg.rows import dict_row
+from psycopg.sql import SQL, Literal
 from psycopg_pool import ConnectionPool
 
 from zero_memory import errors
@@ -52,6 +54,8 @@ from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 from zero_memory.store.tables import copied_table
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Advisory locks take two int4 keys: a space, then a hash of the name. Spaces
 # keep named locks, write serialization and migration apart from each other
@@ -74,6 +78,9 @@ EXACT_SEARCH_ROWS = 2_000
 COMMON_WORDS_TTL_S = 600.0
 COMMON_WORDS_SAMPLE = 30_000  # rows, as ANALYZE samples at the default statistics target
 COMMON_WORDS_MIN_SHARE = 0.001  # rarer words are counted through the index (at most POSTINGS_BUDGET rows)
+
+# A sweep's batch of at least twice this many subjects is searched on two connections at once.
+SPLIT_MIN_SUBJECTS = 16
 
 # The HNSW candidate list: it grows with the limit asked for.
 EF_SEARCH_MIN = 64
@@ -285,7 +292,9 @@ class PostgresTx(SqlTx):
         Each subject's neighbours come from a LATERAL subquery, the same scan ``similar`` makes (through
         the HNSW index with an iterative scan, or exact under the bound, decided once for the batch:
         every subject has the same filter); the excluded rows are dropped here, so each scan fetches
-        that many more.
+        that many more. The scans return ids and distances only, above the floor; the memories that
+        make a subject's cut are read afterwards, in one statement for the batch (building every
+        fetched row's memory, 12 a subject, cost more than the scans' answers).
         """
         if limit <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
@@ -295,29 +304,58 @@ class PostgresTx(SqlTx):
         fetch = limit + max((len(e) for e in excludes), default=0) + 8
         filters = f"status = 'live' AND embedding_dim = {dim} AND owner = %s"
         walk = self._candidates(filters, [owner]) > self.store.exact_search_rows
-        if walk:
-            distance = f"embedding::vector({dim}) <=> q.q_vector::vector({dim})"
-            self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+        distance = f"embedding::vector({dim}) <=> q.q_vector::vector({dim})" if walk else "embedding <=> q.q_vector"
+        query = (
+            f"SELECT q.q_n, m.id, m.distance FROM unnest(%b::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
+            f"CROSS JOIN LATERAL (SELECT id, {distance} AS distance FROM memories "
+            f"WHERE {filters} ORDER BY distance LIMIT %s) AS m WHERE m.distance <= %s"
+        )
+
+        def scan(conn: psycopg.Connection[dict[str, Any]], part: np.ndarray) -> list[dict[str, Any]]:
+            # The floor in SQL only thins the answer (with a margin for rounding); it is applied exactly below.
+            params = [[self._embedding_param(v) for v in part], owner, fetch, 1.0 - floor + 1e-6]
+            with conn.pipeline():  # one round trip: the index scan's settings, the scans, sorting as it was
+                if walk:
+                    conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+                cursor = conn.execute(query, params)
+                if walk:
+                    conn.execute(USED_INDEX)
+            return cursor.fetchall()
+
+        # The walks take the server's CPU, one core a connection: a read transaction's batch is split with a
+        # second connection that sees the same snapshot (a write transaction's own changes it could not).
+        half = (len(vectors) + 1) // 2
+        if walk and half >= SPLIT_MIN_SUBJECTS and self.conn.isolation_level == IsolationLevel.REPEATABLE_READ:
+            snapshot = self._exported_snapshot()
+            with ThreadPoolExecutor(max_workers=1) as beside:
+                later = beside.submit(self.store.in_snapshot, snapshot, scan, vectors[half:])
+                rows = scan(self.conn, vectors[:half])
+                rows += [{**r, "q_n": int(r["q_n"]) + half} for r in later.result()]
         else:
-            distance = "embedding <=> q.q_vector"
-        rows = self.conn.execute(
-            f"SELECT q.q_n, m.* FROM unnest(%b::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
-            f"CROSS JOIN LATERAL (SELECT {MEMORY_COLUMNS}, {distance} AS distance FROM memories "
-            f"WHERE {filters} ORDER BY distance LIMIT %s) AS m",
-            [[self._embedding_param(v) for v in vectors], owner, fetch],
-        ).fetchall()
-        if walk:
-            self.conn.execute(USED_INDEX)
-        found: list[list[Neighbour]] = [[] for _ in range(len(vectors))]
+            rows = scan(self.conn, vectors)
+        found: list[list[tuple[float, str]]] = [[] for _ in range(len(vectors))]
         for r in rows:
-            found[int(r["q_n"]) - 1].append(Neighbour(memory_from_row(r), 1.0 - float(r["distance"])))
-        results = []
-        for neighbours, excluded in zip(found, excludes, strict=True):
+            found[int(r["q_n"]) - 1].append((1.0 - float(r["distance"]), r["id"]))
+        cuts = []
+        for scored, excluded in zip(found, excludes, strict=True):
             skip = set(excluded)
-            kept = [n for n in neighbours if n.similarity >= floor and n.memory.id not in skip]
-            kept.sort(key=lambda n: (-n.similarity, n.memory.id))
-            results.append(kept[:limit])
-        return results
+            kept = sorted((-similarity, i) for similarity, i in scored if similarity >= floor and i not in skip)
+            cuts.append(kept[:limit])
+        ids = sorted({i for kept in cuts for _, i in kept})
+        memories: dict[str, Memory] = {}
+        if ids:
+            read = self.conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(%s::text[])", (ids,))
+            memories = {r["id"]: memory_from_row(r) for r in read.fetchall()}
+        return [[Neighbour(memories[i], -negated) for negated, i in kept] for kept in cuts]
+
+    def _exported_snapshot(self) -> Snapshot:
+        """This transaction's snapshot and whom it acts for, for another connection to take up."""
+        row = self.conn.execute(
+            "SELECT pg_export_snapshot() AS id, current_setting('zm.system', true) AS system, "
+            "current_setting('zm.caller', true) AS caller"
+        ).fetchone()
+        assert row is not None
+        return Snapshot(row["id"], row["system"] or "", row["caller"] or "")
 
     def _similar_query(
         self,
@@ -446,6 +484,15 @@ class PostgresTx(SqlTx):
         return kept[:limit]
 
 
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """An exported snapshot (``pg_export_snapshot``) and the ``zm.*`` settings of its transaction."""
+
+    id: str
+    system: str
+    caller: str
+
+
 @dataclass(slots=True)
 class Acting:
     """Whom the current transaction of a thread acts for, as set in its ``zm.*`` settings."""
@@ -530,6 +577,19 @@ class PostgresStore:
             finally:
                 self._local.conn = None
                 self._local.acting = Acting()
+
+    def in_snapshot(self, snapshot: Snapshot, work: Callable[[psycopg.Connection[dict[str, Any]], T], R], arg: T) -> R:
+        """``work(conn, arg)`` on another pooled connection, in a read transaction that sees ``snapshot`` and
+        acts as its transaction did; the exporting transaction must stay open until this returns."""
+        with self._pool.connection() as conn:
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            with conn.transaction():
+                conn.execute(SQL("SET TRANSACTION SNAPSHOT {}").format(Literal(snapshot.id)))
+                conn.execute(
+                    "SELECT set_config('zm.system', %s, true), set_config('zm.caller', %s, true)",
+                    (snapshot.system, snapshot.caller),
+                )
+                return work(conn, arg)
 
     def acting(self) -> Acting:
         """Whom this thread's open transaction acts for."""
