@@ -508,3 +508,20 @@ def test_catching_up_a_large_database_builds_the_graph_once_past_the_bound_not_a
     probe = np.frombuffer(cast(bytes, source.rows[417][5]), dtype=np.float32)
     hits = index.candidates(probe, Filter.of(None, "alice"), want=5, floor=-1.0)
     assert hits[0][0] == 418
+
+
+def test_a_row_added_then_removed_within_one_page_leaves_no_vector_in_the_graph() -> None:
+    """A memory written, then removed with its account, both after the index last looked: the page holds
+    its vector and then its removal, and the graph (which snapshots are saved from) must not keep it."""
+    index = VectorIndex(DIM, ann_min_rows=0, exact_filter_rows=0)
+    source = _Rows(index, 10)
+    index.refresh(source)
+    assert index.uses_graph
+    source.rows += [
+        (11, "alice", "user.alice", "fact", True, random_unit(11).tobytes(), 11),
+        (11, "", "", "", False, None, 12),
+    ]
+    index.refresh(source)
+    assert index._graph is not None
+    assert not index._graph.contains(np.array([11]))[0]
+    assert not index._has[11]
