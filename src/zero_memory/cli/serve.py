@@ -69,7 +69,7 @@ def serve(
 
     from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
     from zero_memory.web.auth import login_link
-    from zero_memory.web.workers import listening_socket, run_workers
+    from zero_memory.web.workers import listening_sockets, run_workers
 
     one_blas_thread()
     application = app()
@@ -83,10 +83,10 @@ def serve(
     # Made before any worker starts, so that workers starting together find them: the schema, the secret key.
     ensure_local_user(application.store, application.settings.user)
     asgi = None if workers > 1 else server_app(application, options)
-    listener = None
+    listeners = None
     if asgi is None:
         try:
-            listener = listening_socket(host, port)
+            listeners = listening_sockets(host, port, workers)
         except OSError as error:
             fail(f"cannot listen on {shown}:{port}: {error.strerror or error}")
     typer.echo(
@@ -114,7 +114,7 @@ def serve(
         )
     if asgi is not None:
         uvicorn.run(asgi, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    elif listener is not None and run_workers(workers, listener, partial(serve_worker, options)) != 0:
+    elif listeners is not None and run_workers(workers, listeners, partial(serve_worker, options)) != 0:
         fail("a worker stopped as it started: its error is above")
 
 

@@ -1,6 +1,6 @@
-"""``zm serve --workers N``: N server processes on one listening socket, kept running by this one.
+"""``zm serve --workers N``: N server processes on one port, kept running by this one.
 
-This process binds the socket clients connect to and one private Unix socket
+This process binds the sockets clients connect to (one per worker on Linux) and one private Unix socket
 per worker (in a directory only its user can enter), starts each worker with
 both, and starts a worker again when one dies. Each worker is a whole server
 with its own store connections, model and vector index; what they share is
@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -35,7 +36,7 @@ QUICK_DEATH_S = 10
 QUICK_DEATHS = 3
 """A worker that died this many times in a row, each within QUICK_DEATH_S of its start, cannot start: all stop."""
 
-# The worker's body: its number and siblings, the shared listening socket, its private one.
+# The worker's body: its number and siblings, its listening socket on the shared port, its private one.
 WorkerTarget = Callable[[Siblings, socket.socket, socket.socket], None]
 
 
@@ -47,18 +48,40 @@ class _Worker:
     quick_deaths: int = 0
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
+def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
     return sock
 
 
-def run_workers(count: int, listener: socket.socket, target: WorkerTarget) -> int:
-    """Serve ``listener`` with ``count`` workers until SIGINT or SIGTERM; the exit status (1: a worker could
-    not start)."""
+def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
+    """The socket each worker accepts on: one of its own on the shared port (Linux), else one for all.
+
+    A shared socket hands a burst of new connections to whichever worker wakes first, and asyncio accepts
+    all that wait at each wake-up: eight clients connecting at once all landed on one of two workers, the
+    other idle (docs/benchmarks.md, "Serving"). With a socket each (``SO_REUSEPORT``) the kernel spreads
+    new connections over the workers by a hash of their addresses. Only Linux spreads them so (macOS gives
+    them all to the last socket bound); elsewhere the workers share one. Only processes of the same user
+    may bind the port beside them.
+    """
+    shared = listening_socket(host, port)
+    if count == 1 or sys.platform != "linux":
+        return [shared] * count
+    # Bound without SO_REUSEPORT first, so that a port another server holds (even one binding with it) is
+    # refused as before, and port 0 gets a free port for all.
+    bound = shared.getsockname()[1]
+    shared.close()
+    return [listening_socket(host, bound, reuse_port=True) for _ in range(count)]
+
+
+def run_workers(count: int, listeners: list[socket.socket], target: WorkerTarget) -> int:
+    """Serve with ``count`` workers, worker i on ``listeners[i]``, until SIGINT or SIGTERM; the exit status
+    (1: a worker could not start)."""
     folder = Path(tempfile.mkdtemp(prefix="zm-serve-"))  # mode 0700: only this user reaches the workers
     paths = tuple(str(folder / f"w{index}.sock") for index in range(count))
     private = []
@@ -71,7 +94,7 @@ def run_workers(count: int, listener: socket.socket, target: WorkerTarget) -> in
 
     def start(index: int, quick_deaths: int = 0) -> _Worker:
         process = spawn.Process(
-            target=target, args=(Siblings(index, paths), listener, private[index]), name=f"zm-serve-{index}"
+            target=target, args=(Siblings(index, paths), listeners[index], private[index]), name=f"zm-serve-{index}"
         )
         process.start()
         return _Worker(index, process, time.monotonic(), quick_deaths)
@@ -99,7 +122,8 @@ def run_workers(count: int, listener: socket.socket, target: WorkerTarget) -> in
         _stop_all(workers)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        listener.close()
+        for sock in {id(listener): listener for listener in listeners}.values():
+            sock.close()
         for sock in private:
             sock.close()
         shutil.rmtree(folder, ignore_errors=True)
