@@ -232,3 +232,22 @@ def test_the_postings_follow_every_write_move_and_removal(pg_store: PostgresStor
         tx.erase_user("bob", "former-0", at(2))
     assert _postings(pg_store) == _expected_postings(pg_store)
     assert not {p for p in _postings(pg_store) if p[1] == "user.bob"}
+
+
+def test_a_search_that_walked_the_index_walks_again_without_counting(hnsw_store: PostgresStore) -> None:
+    with hnsw_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(30):
+            put(tx, memory(f"row {n}", scope="user.alice"), random_unit(n))
+    key = (("user.alice",), None, None)
+    assert not hnsw_store.walked_lately(key)
+    with hnsw_store.tx() as tx:
+        first = [n.memory.id for n in tx.similar(random_unit(3), floor=-1.0, limit=10, scopes=["user.alice"])]
+    assert hnsw_store.walked_lately(key)
+    with hnsw_store.tx() as tx:
+        query, _ = tx._similar_query(
+            random_unit(3), fetch=18, scopes=["user.alice"], owner=None, exclude=(), walked=True
+        )
+        assert "count(*)" not in query
+        again = [n.memory.id for n in tx.similar(random_unit(3), floor=-1.0, limit=10, scopes=["user.alice"])]
+    assert again == first and len(first) == 10

@@ -74,6 +74,13 @@ MIGRATION_LOCK = (0x7A6D03, 0)
 # many rows of other scopes still gets its rows (tests/store/test_pg_filtered_search.py).
 EXACT_SEARCH_ROWS = 2_000
 
+# A search whose filters had more candidates than the exact-search bound walks the index without
+# counting them again for this long (counting 2,001 rows under the row policy took ~1 ms of a 100k
+# recall). A set of scopes that shrank below the bound meanwhile is walked, with the iterative scan,
+# rather than scanned exactly until then. At most this many filters are remembered.
+WALK_MEMO_S = 60.0
+WALK_MEMO_KEYS = 10_000
+
 # How long the common words read from the planner's statistics are kept (full text).
 COMMON_WORDS_TTL_S = 600.0
 COMMON_WORDS_SAMPLE = 30_000  # rows, as ANALYZE samples at the default statistics target
@@ -270,8 +277,19 @@ class PostgresTx(SqlTx):
         if limit <= 0 or (scopes is not None and not scopes) or (kinds is not None and not kinds):
             return []
         fetch = limit + 8  # relaxed order may misplace a few rows at the edge: sorted below
+        key = (
+            None if scopes is None else tuple(sorted(scopes)),
+            owner,
+            None if kinds is None else tuple(sorted(str(k) for k in kinds)),
+        )
         query, params = self._similar_query(
-            vector, fetch=fetch, scopes=scopes, owner=owner, exclude=exclude, kinds=kinds
+            vector,
+            fetch=fetch,
+            scopes=scopes,
+            owner=owner,
+            exclude=exclude,
+            kinds=kinds,
+            walked=self.store.walked_lately(key),
         )
         # One round trip: the settings of an index scan, the search, sorting as it was.
         with self.conn.pipeline():
@@ -279,6 +297,8 @@ class PostgresTx(SqlTx):
             cursor = self.conn.execute(query, params)
             self.conn.execute(USED_INDEX)
         rows = cursor.fetchall()
+        if rows and rows[0]["walked"]:
+            self.store.note_walk(key)
         neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
         neighbours = [n for n in neighbours if n.similarity >= floor]
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
@@ -366,9 +386,11 @@ class PostgresTx(SqlTx):
         owner: str | None,
         exclude: Collection[str],
         kinds: Collection[str] | None = None,
+        walked: bool = False,
     ) -> tuple[str, list[Any]]:
-        """The nearest-neighbour query, exact or through the HNSW index as the candidates' count decides,
-        and its parameters; run with ``USE_INDEX`` before it and ``USED_INDEX`` after."""
+        """The nearest-neighbour query, exact or through the HNSW index as the candidates' count decides
+        (``walked``: the walk alone, the count skipped), and its parameters; run with ``USE_INDEX`` before
+        it and ``USED_INDEX`` after. Each row says whether it came from the walk."""
         dim = int(self.store.dim)
         if vector.shape != (dim,):
             raise ValueError(f"similar: expected a vector of {dim} dimensions, got shape {vector.shape}")
@@ -389,6 +411,13 @@ class PostgresTx(SqlTx):
             where.append("id <> ALL(%s::text[])")
             params.append(sorted(exclude))
         filters = " AND ".join(where)
+        q = self._embedding_param(vector)  # %b, binary: as text, formatting 512 numbers took ~0.8 ms a time
+        walk = (
+            f"SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %b::vector({dim}) AS distance, true AS walked "
+            f"FROM memories WHERE {filters} ORDER BY distance LIMIT %s"
+        )
+        if walked:
+            return walk, [q, *params, fetch]
         bound = int(self.store.exact_search_rows)
         # Up to the bound, compare with every candidate: the distance spelled on the bare column, which the
         # HNSW expression index cannot serve, so the planner filters by the b-tree indexes and sorts (exact,
@@ -399,13 +428,10 @@ class PostgresTx(SqlTx):
         query = (
             f"WITH counted AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE {filters} "
             f"LIMIT {bound + 1}) AS candidates) "
-            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %b AS distance FROM memories "
+            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %b AS distance, false AS walked FROM memories "
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS exact WHERE (SELECT n FROM counted) <= {bound} "
-            f"UNION ALL SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %b::vector({dim}) "
-            f"AS distance FROM memories WHERE {filters} ORDER BY distance LIMIT %s) AS walk "
-            f"WHERE (SELECT n FROM counted) > {bound}"
+            f"UNION ALL SELECT * FROM ({walk}) AS walk WHERE (SELECT n FROM counted) > {bound}"
         )
-        q = self._embedding_param(vector)  # %b, binary: as text, formatting 512 numbers took ~0.8 ms a time
         return query, [*params, q, *params, fetch, q, *params, fetch]
 
     def _candidates(self, filters: str, params: Sequence[Any]) -> int:
@@ -512,6 +538,7 @@ class PostgresStore:
         self.exact_search_rows = exact_search_rows
         self._local = threading.local()
         self._common: tuple[float, dict[str, float]] | None = None
+        self._walks: dict[tuple[Any, ...], float] = {}
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -590,6 +617,18 @@ class PostgresStore:
                     (snapshot.system, snapshot.caller),
                 )
                 return work(conn, arg)
+
+    def walked_lately(self, key: tuple[Any, ...]) -> bool:
+        """Whether a search with these filters (scopes, owner, kinds) walked the index within
+        ``WALK_MEMO_S``: its candidates were above the exact-search bound, and the next search walks
+        without counting them again."""
+        at = self._walks.get(key)
+        return at is not None and time.monotonic() - at < WALK_MEMO_S
+
+    def note_walk(self, key: tuple[Any, ...]) -> None:
+        if len(self._walks) >= WALK_MEMO_KEYS:
+            self._walks.clear()
+        self._walks[key] = time.monotonic()
 
     def acting(self) -> Acting:
         """Whom this thread's open transaction acts for."""
