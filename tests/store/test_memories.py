@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.store.factories import add_users, at, axis, content_hash, memory, put, random_unit, visibility
-from zero_memory.domain.memory import InvalidationReason, Kind, Status
+from zero_memory.domain.memory import InvalidationReason, Kind, Status, brief_of
 from zero_memory.store import SYSTEM, Store
 
 
@@ -56,7 +56,7 @@ def test_get_memories_returns_the_visible_ones_by_id(users: Store) -> None:
         assert tx.get_memories([], SYSTEM) == {}
 
 
-def test_memories_with_vectors_reads_what_get_memories_and_memory_vectors_read(users: Store) -> None:
+def test_briefs_with_vectors_read_what_get_memories_and_memory_vectors_read(users: Store) -> None:
     seen = [memory(f"visible {n}", minutes=n, source={"thread": f"t-{n}"}) for n in range(3)]
     hidden = memory("hidden", scope="user.alice")
     with users.tx(write=True) as tx:
@@ -65,12 +65,14 @@ def test_memories_with_vectors_reads_what_get_memories_and_memory_vectors_read(u
     reader = visibility("alice", "proj.alice.api")
     many = [seen[0].id, seen[0].id, hidden.id, seen[2].id] + [f"mem_nope{n}" for n in range(600)]
     with users.tx() as tx:
-        found = tx.memories_with_vectors(many, reader)
-        assert {i: m for i, (m, _) in found.items()} == tx.get_memories(many, reader)
+        found = tx.briefs_with_vectors(many, reader)
+        assert {i: b for i, (b, _) in found.items()} == {
+            i: brief_of(m) for i, m in tx.get_memories(many, reader).items()
+        }
         vectors = tx.memory_vectors([seen[0].id, seen[2].id])
         assert all(np.array_equal(v, vectors[i]) and v.dtype == np.float32 for i, (_, v) in found.items())
-        assert set(tx.memories_with_vectors([m.id for m in [*seen, hidden]], SYSTEM)) == {m.id for m in [*seen, hidden]}
-        assert tx.memories_with_vectors([], SYSTEM) == {}
+        assert set(tx.briefs_with_vectors([m.id for m in [*seen, hidden]], SYSTEM)) == {m.id for m in [*seen, hidden]}
+        assert tx.briefs_with_vectors([], SYSTEM) == {}
 
 
 def test_a_live_duplicate_is_found_by_hash_in_its_owner_and_scope_only(users: Store) -> None:

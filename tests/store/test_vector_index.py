@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Collection, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
@@ -21,7 +22,7 @@ from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, at, memory, put, random_unit
 from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
-from zero_memory.domain.memory import InvalidationReason, Kind, Status
+from zero_memory.domain.memory import InvalidationReason, Kind, Status, brief_of
 from zero_memory.store import Store
 from zero_memory.store import graph as graph_module
 from zero_memory.store import vector_index as vector_index_module
@@ -141,6 +142,26 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
     assert [n.memory.id for n in found] == [memory_id for memory_id, _ in expected]
     assert [n.similarity for n in found] == pytest.approx([s for _, s in expected], abs=1e-6)
     assert len(found) > 0
+
+
+@pytest.mark.parametrize(
+    "flt", [{}, {"scopes": ["proj.alice.api", "user.carol"]}, {"scopes": SCOPES, "kinds": [Kind.TASK]}]
+)
+def test_a_search_proposed_from_another_thread_finds_what_similar_finds(any_store: Store, flt: dict[str, Any]) -> None:
+    """Recall walks the graph on another thread while its transaction reads: the rows are still read,
+    filtered and scored in the transaction, its own writes included."""
+    fill(any_store, 300)
+    query = random_unit(7)
+    with any_store.tx(write=True) as tx:
+        put(tx, memory("written in this transaction", owner="alice", scope="user.carol", kind=Kind.TASK), query)
+        search = tx.vector_search(floor=-1.0, limit=40, **flt)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(search.propose, query).result()
+        found = [(n.brief, round(n.similarity, 6)) for n in search.neighbours()]
+        near = tx.similar(query, floor=-1.0, limit=40, **flt)
+        expected = [(brief_of(n.memory), round(n.similarity, 6)) for n in near]
+    assert found == expected
+    assert len(found) == 40
 
 
 def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(graph_store: SQLiteStore) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from zero_memory.domain import scopes
-from zero_memory.domain.memory import FRESHNESS_BUDGET_DAYS, Memory, age_days, stale_days
+from zero_memory.domain.memory import FRESHNESS_BUDGET_DAYS, Brief, Memory, age_days, stale_days
 from zero_memory.store.base import Tx
 
 REAFFIRM = "reaffirm"
@@ -25,12 +25,12 @@ def has_budget(memory: Memory) -> bool:
     return scopes.is_core(memory.scope) and memory.kind in FRESHNESS_BUDGET_DAYS
 
 
-def affirmed(tx: Tx, memories: Iterable[Memory], now: datetime) -> dict[str, datetime]:
+def affirmed(tx: Tx, memories: Iterable[Memory | Brief], now: datetime) -> dict[str, datetime]:
     """The latest re-affirmation of each memory past its budget since creation (one query, often none)."""
     return tx.last_action_at([m.id for m in memories if stale_days_of(m, now, None) is not None], REAFFIRM)
 
 
-def stale_days_of(memory: Memory, now: datetime, reaffirmed: datetime | None) -> int | None:
+def stale_days_of(memory: Memory | Brief, now: datetime, reaffirmed: datetime | None) -> int | None:
     """Days past the freshness budget, counted from creation or the latest re-affirmation; None within it."""
     since = max(memory.created_at, reaffirmed) if reaffirmed else memory.created_at
     return stale_days(memory.kind, scopes.is_core(memory.scope), age_days(since, now))

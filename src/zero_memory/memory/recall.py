@@ -19,13 +19,14 @@ and channel; only surfacings of the ``recall`` channel reinforce.
 from __future__ import annotations
 
 import math
+from concurrent.futures import wait
 from datetime import timedelta
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
-from zero_memory.domain.memory import Kind, Memory, Rank, age_days, age_factor
+from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel
 from zero_memory.memory import freshness
 from zero_memory.memory.models import Hit, RecallResult
@@ -55,7 +56,7 @@ def reinforcement(sessions: int) -> float:
     return min(REINFORCEMENT_CAP, 1.0 + REINFORCEMENT_SLOPE * math.log1p(sessions))
 
 
-def score(base: float, memory: Memory, age: float, sessions: int, challenged: bool) -> float:
+def score(base: float, memory: Memory | Brief, age: float, sessions: int, challenged: bool) -> float:
     value = base * age_factor(memory, age)
     # A memory that misled an agent is demoted; what it was served before is no evidence for it.
     value *= CHALLENGED_FACTOR if challenged else reinforcement(sessions)
@@ -100,14 +101,25 @@ def recall(
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        neighbours = tx.similar(vector, floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
-        similarity = {n.memory.id: n.similarity for n in neighbours}
-        text_plan = tx.text_plan(query)
-        by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
-        # The vector search read its memories already: only those full text alone found are read here,
-        # with their vectors, to be compared with the query vector too.
-        found = {n.memory.id: n.memory for n in neighbours if n.memory.scope in vis.readable}
-        text_only = tx.memories_with_vectors([i for i in by_text if i not in found], vis)
+        search = tx.vector_search(floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
+        # The graph walk (C++, without the GIL) runs on another thread while this one reads the full text. The
+        # query is embedded here, not there: the model's many small numpy steps each wait for the GIL back
+        # behind this thread (measured: 4 ms an embedding beside it, 1.5 ms alone; docs/benchmarks.md).
+        proposed = app.beside(lambda: search.propose(vector))
+        try:
+            text_plan = tx.text_plan(query)
+            by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
+            # Read with their vectors while the walk goes on: those full text alone finds are compared with
+            # the query vector too (the ones the vector search also finds are read twice, meanwhile).
+            text_read = tx.briefs_with_vectors(by_text, vis)
+        finally:
+            wait([proposed])  # the walk reads the index this transaction caught up: it does not outlive it
+        proposed.result()
+        neighbours = search.neighbours()
+        similarity = {n.brief.id: n.similarity for n in neighbours}
+        # Ranked on briefs (no source, no history): recall returns what they hold.
+        found = {n.brief.id: n.brief for n in neighbours if n.brief.scope in vis.readable}
+        text_only = {i: read for i, read in text_read.items() if i not in found}
         found.update({i: m for i, (m, _) in text_only.items()})
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
         for m in candidates:

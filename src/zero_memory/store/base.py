@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status, brief_of
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from zero_memory.domain.records import (
     AuditEntry,
@@ -50,6 +50,47 @@ Reader = Visibility | System
 class Neighbour:
     memory: Memory
     similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class BriefNeighbour:
+    brief: Brief
+    similarity: float
+
+
+class VectorSearch(Protocol):
+    """``Tx.similar`` in two steps, so that an in-process index can be searched on another thread while
+    the transaction's own thread reads (recall's graph walk beside its full text)."""
+
+    def propose(self, vector: np.ndarray) -> None:
+        """Find the candidates of ``vector``. Touches neither the connection nor the transaction, so it may
+        run on any thread; a store that searches in SQL only keeps the vector here."""
+        ...
+
+    def neighbours(self) -> list[BriefNeighbour]:
+        """What ``similar`` finds for the proposed vector, as briefs: the candidates that pass the filters as
+        the transaction sees them, scored exactly. On the transaction's thread, after ``propose``."""
+        ...
+
+
+class SearchInTransaction:
+    """A ``VectorSearch`` that runs ``similar`` whole when its neighbours are asked for (PostgreSQL: one
+    statement, on the transaction's connection)."""
+
+    def __init__(self, tx: Tx, floor: float, limit: int, scopes: Collection[str] | None, kinds: Collection[str] | None):
+        self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
+        self._vector: np.ndarray | None = None
+
+    def propose(self, vector: np.ndarray) -> None:
+        self._vector = vector
+
+    def neighbours(self) -> list[BriefNeighbour]:
+        if self._vector is None:
+            raise RuntimeError("neighbours() before propose()")
+        found = self._tx.similar(
+            self._vector, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
+        )
+        return [BriefNeighbour(brief_of(n.memory), n.similarity) for n in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +237,8 @@ class Tx(Protocol):
 
     def get_memory(self, memory_id: str, reader: Reader) -> Memory | None: ...
     def get_memories(self, ids: Collection[str], reader: Reader) -> dict[str, Memory]: ...
-    def memories_with_vectors(
-        self, ids: Collection[str], reader: Reader
-    ) -> dict[str, tuple[Memory, np.ndarray | None]]:
-        """``get_memories`` with each memory's vector (None if it has none), read in one statement."""
+    def briefs_with_vectors(self, ids: Collection[str], reader: Reader) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        """The briefs of ``get_memories`` with each memory's vector (None if it has none), in one statement."""
         ...
 
     def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None: ...
@@ -229,6 +268,13 @@ class Tx(Protocol):
         exclude: Collection[str] = (),
         kinds: Collection[str] | None = None,
     ) -> list[Neighbour]: ...
+    def vector_search(
+        self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
+    ) -> VectorSearch:
+        """``similar`` over a vector not known yet: the search is prepared in the transaction (the index
+        caught up with it), its vector proposed later, possibly from another thread."""
+        ...
+
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
     ) -> list[list[Neighbour]]: ...

@@ -46,10 +46,10 @@ from zero_memory import errors
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Memory
 from zero_memory.store import migrations
-from zero_memory.store.base import Neighbour
+from zero_memory.store.base import Neighbour, SearchInTransaction
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.pg_params import statement
-from zero_memory.store.rows import cap_payload
+from zero_memory.store.rows import BRIEF_COLUMNS, cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 from zero_memory.store.tables import copied_table
 
@@ -304,6 +304,12 @@ class PostgresTx(SqlTx):
         neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
         return neighbours[:limit]
 
+    def vector_search(
+        self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
+    ) -> SearchInTransaction:
+        """The search is one statement on the transaction's connection: it runs when its neighbours are read."""
+        return SearchInTransaction(self, floor, limit, scopes, kinds)
+
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
     ) -> list[list[Neighbour]]:
@@ -457,10 +463,10 @@ class PostgresTx(SqlTx):
                 found[row["id"]] = self._vector_from_value(row["embedding"])
         return found
 
-    def _memory_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
+    def _brief_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
         # In binary, as ``memory_vectors`` reads them.
         cursor = self.conn.execute(
-            f"SELECT {MEMORY_COLUMNS}, embedding FROM memories WHERE id = ANY(%s::text[])", (ids,), binary=True
+            f"SELECT {BRIEF_COLUMNS}, embedding FROM memories WHERE id = ANY(%s::text[])", (ids,), binary=True
         )
         return cursor.fetchall()
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import from_text
-from zero_memory.domain.memory import AuthorKind, InvalidationReason, Kind, Memory, Rank, Status
+from zero_memory.domain.memory import AuthorKind, Brief, InvalidationReason, Kind, Memory, Rank, Status
 from zero_memory.domain.records import (
     AuditEntry,
     Dispute,
@@ -30,6 +30,8 @@ MEMORY_COLUMNS = (
     "created_at, updated_at, status, superseded_by, invalidated_reason, original_scope, session_key, "
     "restored_at"
 )
+
+BRIEF_COLUMNS = "id, scope, kind, content, author_kind, agent_name, rank, created_at, status"
 
 
 def marks(n: int) -> str:
@@ -82,6 +84,20 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
         invalidated_reason=InvalidationReason(row["invalidated_reason"]) if row["invalidated_reason"] else None,
         original_scope=row["original_scope"],
         restored_at=_dt(row["restored_at"]),
+    )
+
+
+def brief_from_row(row: dict[str, Any]) -> Brief:
+    return Brief(
+        row["id"],
+        row["scope"],
+        _KINDS.get(row["kind"]) or Kind(row["kind"]),
+        row["content"],
+        _AUTHOR_KINDS.get(row["author_kind"]) or AuthorKind(row["author_kind"]),
+        row["agent_name"],
+        _RANKS[row["rank"]] if row["rank"] in _RANKS else Rank(row["rank"]),
+        from_text(row["created_at"]),
+        _STATUSES.get(row["status"]) or Status(row["status"]),
     )
 
 

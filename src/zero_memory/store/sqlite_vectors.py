@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from zero_memory.domain.memory import Memory
-from zero_memory.store.base import Neighbour
-from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.base import BriefNeighbour, Neighbour
+from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
 from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 
 CHUNK = 500
@@ -111,7 +111,16 @@ class SQLiteVectors:
         index = self.index
         index.refresh(self)
         hits = index.candidates(vector, flt, want=_want(limit, len(exclude)), floor=floor)
-        return self._verified(vector, hits, flt, exclude, floor, limit)
+        return [
+            Neighbour(memory_from_row(row), similarity)
+            for row, similarity in self._verified(vector, hits, flt, exclude, floor, limit, MEMORY_COLUMNS)
+        ]
+
+    def vector_search(
+        self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
+    ) -> IndexSearch:
+        self.index.refresh(self)
+        return IndexSearch(self, Filter.of(scopes, None, kinds), floor, limit)
 
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
@@ -195,14 +204,16 @@ class SQLiteVectors:
         exclude: Collection[str],
         floor: float,
         limit: int,
-    ) -> list[Neighbour]:
-        """The candidates that pass every filter as this transaction sees them, scored exactly.
+        columns: str,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """The candidates that pass every filter as this transaction sees them, scored exactly: their rows
+        (``columns``) and similarities.
 
         The filters are applied by SQLite to the candidates' rows, read whole
         with their vectors in one go: they are few, the first of the graph's
         hits in its own order (``_want``), and most of them make the cut.
         """
-        rows = self._passing({seq for seq, _ in hits}, flt)
+        rows = self._passing({seq for seq, _ in hits}, flt, columns)
         excluded = set(exclude)
         seqs = [seq for seq, _ in hits if seq in rows and rows[seq]["id"] not in excluded]
         if not seqs:
@@ -217,9 +228,9 @@ class SQLiteVectors:
         # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
         # decimals, since BLAS may round two identical rows of one product differently in the last bit.
         scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
-        return [Neighbour(memory_from_row(rows[seq]), similarity) for similarity, _, seq in scored[:limit]]
+        return [(rows[seq], similarity) for similarity, _, seq in scored[:limit]]
 
-    def _passing(self, seqs: set[int], flt: Filter) -> dict[int, dict[str, Any]]:
+    def _passing(self, seqs: set[int], flt: Filter, columns: str) -> dict[int, dict[str, Any]]:
         """The rows (with their vectors) of the candidates that pass the filter now, by seq."""
         where, params = self._filter_sql(flt)
         found: dict[int, dict[str, Any]] = {}
@@ -230,7 +241,7 @@ class SQLiteVectors:
             # SQLite's planner otherwise walks the owner's index whole for every chunk (measured: 24,000
             # candidates of one owner at 100k memories took 5.5 s that way, 0.5 s by rowid).
             cursor = self.conn.execute(
-                f"SELECT seq, embedding, {MEMORY_COLUMNS} FROM memories NOT INDEXED "
+                f"SELECT seq, embedding, {columns} FROM memories NOT INDEXED "
                 f"WHERE seq IN ({marks(len(chunk))}) AND {where}",
                 [*chunk, *params],
             )
@@ -255,6 +266,31 @@ class SQLiteVectors:
             where.append(f"kind IN ({marks(len(flt.kinds))})")
             params += sorted(flt.kinds)
         return " AND ".join(where), params
+
+
+class IndexSearch:
+    """A search of the index, caught up in the transaction: the walk (``propose``) reads only the index, in
+    memory, and may run on another thread; the rows it proposes are read and scored in the transaction."""
+
+    def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
+        self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit
+        self._vector: np.ndarray | None = None
+        self._hits: list[tuple[int, float]] = []
+
+    def propose(self, vector: np.ndarray) -> None:
+        self._vector = np.asarray(vector, dtype=np.float32)
+        if self._limit > 0:
+            self._hits = self._tx.index.candidates(
+                self._vector, self._flt, want=_want(self._limit, 0), floor=self._floor
+            )
+
+    def neighbours(self) -> list[BriefNeighbour]:
+        if self._vector is None:
+            raise RuntimeError("neighbours() before propose()")
+        if self._limit <= 0:
+            return []
+        scored = self._tx._verified(self._vector, self._hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
+        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored]
 
 
 def _want(limit: int, excluded: int) -> int:

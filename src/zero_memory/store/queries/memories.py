@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from zero_memory.clock import to_text
-from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status
 from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.queries.base import SqlBase
-from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
 from zero_memory.store.tables import MAX_INSERT_PARAMS
 
 INSERTED_COLUMNS = len(MEMORY_COLUMNS.split(", ")) + 3  # the embedding, its model and dimension
@@ -86,25 +86,24 @@ class MemoryQueries(SqlBase):
                     found[row["id"]] = memory_from_row(row)
         return found
 
-    def memories_with_vectors(
-        self, ids: Collection[str], reader: Reader
-    ) -> dict[str, tuple[Memory, np.ndarray | None]]:
-        """``get_memories`` and each one's vector (None if it has none), in one statement."""
+    def briefs_with_vectors(self, ids: Collection[str], reader: Reader) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        """The briefs of the memories by id that the reader may see, each with its vector (None if it has
+        none), in one statement."""
         ids = list(dict.fromkeys(ids))
-        found: dict[str, tuple[Memory, np.ndarray | None]] = {}
+        found: dict[str, tuple[Brief, np.ndarray | None]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            for row in self._memory_rows_with_vectors(chunk):
+            for row in self._brief_rows_with_vectors(chunk):
                 if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
                     vector = row["embedding"]
                     found[row["id"]] = (
-                        memory_from_row(row),
+                        brief_from_row(row),
                         None if vector is None else self._vector_from_value(vector),
                     )
         return found
 
-    def _memory_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
-        return self._query(f"SELECT {MEMORY_COLUMNS}, embedding FROM memories WHERE id IN ({marks(len(ids))})", ids)
+    def _brief_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
+        return self._query(f"SELECT {BRIEF_COLUMNS}, embedding FROM memories WHERE id IN ({marks(len(ids))})", ids)
 
     def find_live_by_hash(self, owner: str, scope: str, content_hash: str) -> Memory | None:
         rows = self._query(
