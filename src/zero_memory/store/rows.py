@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from zero_memory.clock import from_text
 from zero_memory.domain.memory import AuthorKind, Brief, InvalidationReason, Kind, Memory, Rank, Status
@@ -64,22 +65,28 @@ _AUTHOR_KINDS = {member.value: member for member in AuthorKind}
 _RANKS = {member.value: member for member in Rank}
 _STATUSES = {member.value: member for member in Status}
 
+M = TypeVar("M", bound=Enum)
+
+
+def _member(members: dict[Any, M], cls: type[M], value: Any) -> M:
+    return members[value] if value in members else cls(value)
+
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
     return Memory(
         id=row["id"],
         owner=row["owner"],
         scope=row["scope"],
-        kind=_KINDS.get(row["kind"]) or Kind(row["kind"]),
+        kind=_member(_KINDS, Kind, row["kind"]),
         content=row["content"],
         content_hash=row["content_hash"],
-        author_kind=_AUTHOR_KINDS.get(row["author_kind"]) or AuthorKind(row["author_kind"]),
+        author_kind=_member(_AUTHOR_KINDS, AuthorKind, row["author_kind"]),
         agent_name=row["agent_name"],
-        rank=_RANKS[row["rank"]] if row["rank"] in _RANKS else Rank(row["rank"]),
+        rank=_member(_RANKS, Rank, row["rank"]),
         source=json.loads(row["source"]),
         created_at=from_text(row["created_at"]),
         updated_at=from_text(row["updated_at"]),
-        status=_STATUSES.get(row["status"]) or Status(row["status"]),
+        status=_member(_STATUSES, Status, row["status"]),
         superseded_by=row["superseded_by"],
         invalidated_reason=InvalidationReason(row["invalidated_reason"]) if row["invalidated_reason"] else None,
         original_scope=row["original_scope"],
@@ -91,13 +98,13 @@ def brief_from_row(row: dict[str, Any]) -> Brief:
     return Brief(
         row["id"],
         row["scope"],
-        _KINDS.get(row["kind"]) or Kind(row["kind"]),
+        _member(_KINDS, Kind, row["kind"]),
         row["content"],
-        _AUTHOR_KINDS.get(row["author_kind"]) or AuthorKind(row["author_kind"]),
+        _member(_AUTHOR_KINDS, AuthorKind, row["author_kind"]),
         row["agent_name"],
-        _RANKS[row["rank"]] if row["rank"] in _RANKS else Rank(row["rank"]),
+        _member(_RANKS, Rank, row["rank"]),
         from_text(row["created_at"]),
-        _STATUSES.get(row["status"]) or Status(row["status"]),
+        _member(_STATUSES, Status, row["status"]),
     )
 
 
