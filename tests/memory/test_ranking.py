@@ -78,6 +78,27 @@ def test_many_recalls_in_one_session_count_once(ranked: App, alice: Caller) -> N
     assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(2), rel=1e-4)
 
 
+def test_every_member_s_agent_sessions_reinforce_a_shared_memory_alike_for_each_reader(ranked: App) -> None:
+    """Reinforcement is evidence about the memory, not about the reader: sessions of another member's agents
+    count for everyone who can read it, on both stores (PostgreSQL's policies hide other users' surfacings
+    from the caller, so the count is taken for the caller by the database)."""
+    from zero_memory.access.projects import create_project, grant
+
+    with system_tx(ranked.store, "test", write=True) as tx:
+        create_project(tx, "alice", "shared")
+        grant(tx, "alice", "proj.alice.shared", "bob", "reader")
+    fact = write(
+        ranked, Caller("alice", client="test"), "The staging cluster runs Kubernetes 1.31", scope="proj.alice.shared"
+    )
+    unused = score_of(ranked, fact.id)
+    for n in range(3):
+        recall(ranked, Caller("bob", client="agent", session_id=f"bob-{n}"), QUERY, scopes_arg=["*"])
+    served_in_sessions(ranked, 2)
+    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(5), rel=1e-4)
+    bob_sees = recall(ranked, Caller("bob", client="probe"), QUERY, scopes_arg=["*"], channel=None).hits
+    assert next(h.score for h in bob_sees if h.id == fact.id) == pytest.approx(unused * reinforcement(5), rel=1e-4)
+
+
 def test_the_dashboard_the_cli_channel_and_benchmarks_never_reinforce(ranked: App, alice: Caller) -> None:
     fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
     unused = score_of(ranked, fact.id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.store.factories import at
+from tests.store.factories import add_users, at, memory, put
 from zero_memory.domain.records import Channel, Run, RunStatus
 from zero_memory.store import Store
 from zero_memory.store.base import Judgement
@@ -138,6 +138,9 @@ def test_surfacings_are_counted_since_a_moment(store: Store) -> None:
 
 def test_sessions_served_counts_each_session_of_a_channel_once(store: Store) -> None:
     with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for name in ("mem_a", "mem_b", "mem_c"):  # mem_z is never stored
+            put(tx, memory(name, id=name))
         for minute in range(3):
             tx.add_surfacings("alice", ["mem_a", "mem_b"], at(minute), session_id="s1", channel=Channel.RECALL)
         tx.add_surfacings("alice", ["mem_a"], at(4), session_id="s2", channel=Channel.RECALL)

@@ -10,6 +10,7 @@ through that transaction with the owner and scope filters left out on purpose.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -287,4 +288,24 @@ def test_word_statistics_count_every_memory_and_hand_back_the_caller(pg: Postgre
         # Bob alone reads one "private" and two "note"s: the counts are alice's and his.
         assert {r["word"]: r["documents"] for r in counted} == {"private": 2, "note": 4}
         assert seeded["alice_own"] not in {r["id"] for r in rows(tx, "memories")}
+        assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] in ("", None)
+
+
+def test_sessions_served_count_every_user_for_readable_memories_and_hand_back_the_caller(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    """Reinforcement counts every member's sessions of a memory the caller reads, as on SQLite; a memory the
+    caller cannot read gets no count, and the caller's policies are back in force afterwards."""
+    with system_tx(pg, "seed", write=True) as tx:
+        tx.add_surfacings("alice", [seeded["bob_shared"]], at(), session_id="alice-1", channel=Channel.RECALL)
+        tx.add_surfacings("bob", [seeded["bob_shared"]], at(), session_id="bob-1", channel=Channel.RECALL)
+        tx.add_surfacings("bob", [seeded["bob_shared"]], at(), session_id="bob-1", channel=Channel.RECALL)
+        tx.add_surfacings("bob", [seeded["bob_shared"]], at(), session_id="bob-2", channel=Channel.CLI)
+    asked = [seeded["bob_shared"], seeded["bob_own"], seeded["alice_own"]]
+    with pg.tx() as tx:
+        visibility(tx, "alice")
+        served = tx.sessions_served(asked, since=at() - timedelta(days=1), channel=Channel.RECALL)
+        # bob's own note was served to bob (the seed) but alice cannot read it: no count for it.
+        assert served == {seeded["bob_shared"]: 2, seeded["alice_own"]: 1}
+        assert {r["user_id"] for r in rows(tx, "surfacings")} == {"alice"}
         assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] in ("", None)

@@ -451,9 +451,10 @@ class Tx(Protocol):
         ...
 
     def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
-        """In how many distinct sessions each memory was surfaced on ``channel`` since a moment.
+        """In how many distinct sessions, of every user, each memory was surfaced on ``channel`` since a moment.
 
-        Surfacings without a session are not counted: they cannot be told apart.
+        Surfacings without a session are not counted: they cannot be told apart. Only memories the
+        transaction's caller can read are counted (on SQLite, every stored one; the ids recall asks about).
         """
         ...
 

@@ -45,6 +45,7 @@ from psycopg_pool import ConnectionPool
 from zero_memory import errors
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Memory
+from zero_memory.domain.records import Channel
 from zero_memory.store import migrations
 from zero_memory.store.base import Neighbour, SearchInTransaction
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
@@ -486,6 +487,18 @@ class PostgresTx(SqlTx):
         counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
         counts.update({r["word"]: int(r["documents"]) for r in found.fetchall()})
         return documents, counts
+
+    def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
+        # Every user's sessions, for the memories the caller may read (migration 0017, zm_sessions_served): the
+        # surfacings policy would show the caller its own only, and the two stores would rank apart.
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT memory_id, sessions FROM zm_sessions_served(?::text[], ?, ?)",
+            (ids, to_text(since), str(channel)),
+        )
+        return {r["memory_id"]: int(r["sessions"]) for r in rows}
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
         """SQLite's way: each matched word's rows of the scopes asked (their ``seq`` only, from the
