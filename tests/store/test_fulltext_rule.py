@@ -6,15 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 import pytest
 
 from tests.store.conftest import sqlite_url
-from tests.store.factories import DIM, AsSystem, add_users, memory, put
+from tests.store.factories import DIM, AsSystem, add_users, memory, put, visibility
+from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import Store, fulltext, open_store
 from zero_memory.store.base import SYSTEM
 from zero_memory.store.fulltext import TextPlan, idf, plan
 from zero_memory.store.postgres import PostgresStore
-from zero_memory.store.terms import terms
+from zero_memory.store.terms import terms, words_of
 
 API = "proj.alice.api"
 
@@ -52,6 +54,23 @@ def test_a_text_scores_the_share_of_the_query_weight_it_holds() -> None:
     assert weighed.score("The service restarts") == 0.25
     assert weighed.score("Nothing here") == 0.0
     assert TextPlan().score("anything") == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The billing-service uses ruff; billing_service does not.",
+        "billing2 rebilling BILLING billings (billing)",
+        "Été: l'été-x et ÉTÉ_2, straße STRASSE",
+        "ruff.toml v2.3 e4711/e4711 e47110",
+        "",
+    ],
+)
+def test_a_word_counts_in_a_text_where_it_stands_whole_as_the_text_splits_into_words(text: str) -> None:
+    weighed = TextPlan({w: n + 1 for n, w in enumerate(terms("billing ruff été straße e4711 v2 service toml"))})
+    present = words_of(text)
+    expected = sum(w for word, w in weighed.weights.items() if word in present) / weighed.total
+    assert weighed.score(text) == expected
 
 
 def test_words_split_on_punctuation_and_underscores_as_both_indexes_do() -> None:
@@ -111,6 +130,35 @@ def test_candidates_are_ordered_by_the_weight_of_their_matched_words_then_newest
         ranked = tx.text_candidates(weighed, scopes=[API], limit=10)
     # Both words are as rare: two rows hold both, then the rows holding one, newer first within each.
     assert ranked == [rows[3].id, rows[0].id, rows[2].id, rows[1].id]
+
+
+def test_the_candidates_briefs_and_vectors_are_those_of_the_candidates(store: Store) -> None:
+    """``text_briefs`` reads what ``briefs_with_vectors`` reads of ``text_candidates``, for a reader, also where
+    most of the rows holding the word are not live or not in the scopes asked (SQLite reads the ranking a
+    slice at a time)."""
+    rows = []
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(40):
+            status = Status.LIVE if n % 5 == 0 else Status.INVALIDATED
+            reason = None if status is Status.LIVE else InvalidationReason.FORGOTTEN
+            scope = "proj.alice.web" if n % 10 == 5 else API
+            rows.append(put(tx, memory(f"The VPN gate {n}", minutes=n, status=status, reason=reason, scope=scope)))
+        hidden = put(tx, memory("The VPN gate of the other team", minutes=50, scope="proj.alice.ops"))
+    reader = visibility("alice", API, "proj.alice.web")
+    with store.tx() as tx:
+        weighed = tx.text_plan("vpn")
+        for limit in (1, 3, 5, 20):
+            scopes = [API, "proj.alice.web", "proj.alice.ops"]
+            expected = tx.briefs_with_vectors(tx.text_candidates(weighed, scopes=scopes, limit=limit), reader)
+            found = tx.text_briefs(weighed, scopes=scopes, limit=limit, reader=reader)
+            assert {i: b for i, (b, _) in found.items()} == {i: b for i, (b, _) in expected.items()}
+            assert all(np.array_equal(v, expected[i][1]) for i, (_, v) in found.items())
+            assert hidden.id not in found
+        assert set(tx.text_briefs(weighed, scopes=[API], limit=20, reader=SYSTEM)) == {
+            m.id for n, m in enumerate(rows) if n % 10 == 0
+        }
+        assert tx.text_briefs(tx.text_plan("nothing matches"), scopes=[API], limit=5, reader=reader) == {}
 
 
 # -- both stores side by side ----------------------------------------------------------------------

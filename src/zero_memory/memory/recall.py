@@ -19,19 +19,25 @@ and channel; only surfacings of the ``recall`` channel reinforce.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from concurrent.futures import wait
 from datetime import timedelta
+from typing import NamedTuple
+
+import numpy as np
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
-from zero_memory.domain.records import Channel
+from zero_memory.domain.records import Channel, Visibility
 from zero_memory.memory import freshness
 from zero_memory.memory.models import Hit, RecallResult
 from zero_memory.memory.targets import read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
+from zero_memory.store.base import Tx
+from zero_memory.store.fulltext import TextPlan
 from zero_memory.telemetry import Surfacing
 
 MAX_LIMIT = 50
@@ -63,6 +69,35 @@ def score(base: float, memory: Memory | Brief, age: float, sessions: int, challe
     if memory.rank == Rank.PROVISIONAL:
         value *= PROVISIONAL_FACTOR
     return value
+
+
+class _TextSide(NamedTuple):
+    """What recall takes from full text: the query's plan, and its candidates (briefs the reader may see)
+    with their similarity to the query vector (those with a vector) and their text scores."""
+
+    plan: TextPlan
+    briefs: dict[str, Brief]
+    similarity: dict[str, float]
+    scores: dict[str, float]
+
+    def score_of(self, memory: Brief) -> float:
+        found = self.scores.get(memory.id)
+        return self.plan.score(memory.content) if found is None else found
+
+
+def _text_side(
+    tx: Tx, vis: Visibility, query: str, vector: np.ndarray, scopes: Collection[str], pool: int
+) -> _TextSide:
+    plan = tx.text_plan(query)
+    # Read with their vectors: those full text alone finds are compared with the query vector too (the
+    # ones the vector search also finds are read twice).
+    read = tx.text_briefs(plan, scopes=scopes, limit=pool, reader=vis)
+    return _TextSide(
+        plan,
+        {i: brief for i, (brief, _) in read.items()},
+        {i: float(v @ vector) for i, (_, v) in read.items() if v is not None},
+        {i: plan.score(brief.content) for i, (brief, _) in read.items()},
+    )
 
 
 def recall(
@@ -102,29 +137,31 @@ def recall(
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
         search = tx.vector_search(floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
-        # The graph walk (C++, without the GIL) runs on another thread while this one reads the full text. The
-        # query is embedded here, not there: the model's many small numpy steps each wait for the GIL back
-        # behind this thread (measured: 4 ms an embedding beside it, 1.5 ms alone; docs/benchmarks.md).
-        proposed = app.beside(lambda: search.propose(vector))
-        try:
-            text_plan = tx.text_plan(query)
-            by_text = tx.text_candidates(text_plan, scopes=covered, limit=pool)
-            # Read with their vectors while the walk goes on: those full text alone finds are compared with
-            # the query vector too (the ones the vector search also finds are read twice, meanwhile).
-            text_read = tx.briefs_with_vectors(by_text, vis)
-        finally:
-            wait([proposed])  # the walk reads the index this transaction caught up: it does not outlive it
-        proposed.result()
+        if search.in_process:
+            # The graph walk (C++, without the GIL) runs on this thread while another reads the full text in
+            # this transaction (its connection used by one thread at a time): the walk holds the GIL only
+            # to start and to end, so the reads beside it start at once, and it goes on as soon as it ends.
+            # The walk beside and the reads here waited for the GIL behind each other (docs/benchmarks.md).
+            # The query is embedded before either: the model's many small numpy steps each wait for the GIL
+            # back behind another thread (measured: 4 ms an embedding beside it, 1.5 ms alone).
+            beside = app.beside(lambda: _text_side(tx, vis, query, vector, covered, pool))
+            try:
+                search.propose(vector)
+            finally:
+                wait([beside])  # the reads use this transaction: they do not outlive it, nor overlap it
+            text = beside.result()
+        else:
+            search.propose(vector)
+            text = _text_side(tx, vis, query, vector, covered, pool)
         neighbours = search.neighbours()
         similarity = {n.brief.id: n.similarity for n in neighbours}
         # Ranked on briefs (no source, no history): recall returns what they hold.
         found = {n.brief.id: n.brief for n in neighbours if n.brief.scope in vis.readable}
-        text_only = {i: read for i, read in text_read.items() if i not in found}
-        found.update({i: m for i, (m, _) in text_only.items()})
+        found.update({i: brief for i, brief in text.briefs.items() if i not in found})
         candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
         for m in candidates:
-            if m.id not in similarity and (v := text_only[m.id][1]) is not None:
-                similarity[m.id] = float(v @ vector)
+            if m.id not in similarity and m.id in text.similarity:
+                similarity[m.id] = text.similarity[m.id]
         ids = [m.id for m in candidates]
         disputes = tx.open_disputes_for(ids)
         since = now - timedelta(days=REINFORCEMENT_WINDOW_DAYS)
@@ -134,7 +171,7 @@ def recall(
             (
                 (
                     score(
-                        relevance(similarity.get(m.id, 0.0), text_plan.score(m.content)),
+                        relevance(similarity.get(m.id, 0.0), text.score_of(m)),
                         m,
                         age_days(m.created_at, now),
                         sessions.get(m.id, 0),

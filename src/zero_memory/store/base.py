@@ -59,23 +59,30 @@ class BriefNeighbour:
 
 
 class VectorSearch(Protocol):
-    """``Tx.similar`` in two steps, so that an in-process index can be searched on another thread while
-    the transaction's own thread reads (recall's graph walk beside its full text)."""
+    """``Tx.similar`` in two steps, so that an in-process index can be searched while the transaction is
+    read by another thread (recall's graph walk beside its full text)."""
+
+    # Whether ``propose`` searches an index in this process (worth a second thread beside it); False: it
+    # only keeps the vector, and the search is made in SQL by ``neighbours``.
+    in_process: bool
 
     def propose(self, vector: np.ndarray) -> None:
-        """Find the candidates of ``vector``. Touches neither the connection nor the transaction, so it may
-        run on any thread; a store that searches in SQL only keeps the vector here."""
+        """Find the candidates of ``vector``. Touches neither the connection nor the transaction, so another
+        thread may read the transaction meanwhile; a store that searches in SQL only keeps the vector here."""
         ...
 
     def neighbours(self) -> list[BriefNeighbour]:
         """What ``similar`` finds for the proposed vector, as briefs: the candidates that pass the filters as
-        the transaction sees them, scored exactly. On the transaction's thread, after ``propose``."""
+        the transaction sees them, scored exactly. After ``propose``, with no other thread reading the
+        transaction."""
         ...
 
 
 class SearchInTransaction:
     """A ``VectorSearch`` that runs ``similar`` whole when its neighbours are asked for (PostgreSQL: one
     statement, on the transaction's connection)."""
+
+    in_process = False
 
     def __init__(self, tx: Tx, floor: float, limit: int, scopes: Collection[str] | None, kinds: Collection[str] | None):
         self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
@@ -285,6 +292,12 @@ class Tx(Protocol):
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
         """Up to ``limit`` live memories of ``scopes`` holding a matched word of the plan, by the weight of
         those words, then newest first."""
+        ...
+
+    def text_briefs(
+        self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
+    ) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        """``briefs_with_vectors`` of the ``text_candidates``: what recall reads of its full-text side."""
         ...
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:

@@ -20,9 +20,12 @@ from typing import Any
 import numpy as np
 
 from zero_memory.clock import to_text, utcnow
+from zero_memory.domain.memory import Brief
 from zero_memory.store import migrations
+from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.index_files import IndexFiles
+from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
 from zero_memory.store.term_counts import TermCounts
@@ -31,6 +34,7 @@ from zero_memory.store.writers import Writers
 
 BUSY_TIMEOUT_MS = 60_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
+MAX_SLICE = 500  # full-text candidates' rows read in one statement at most
 
 
 class SQLiteTx(SQLiteVectors, SqlTx):
@@ -104,27 +108,47 @@ class SQLiteTx(SQLiteVectors, SqlTx):
         return documents, counts
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        return [row[1] for row in self._text_rows(plan, scopes, limit, "id")]
+
+    def text_briefs(
+        self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
+    ) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        """The candidates' briefs and vectors read as they are chosen, by row number: one read of each row
+        (``text_candidates`` then ``briefs_with_vectors`` read every row twice, the second time through
+        the index of ids)."""
+        found: dict[str, tuple[Brief, np.ndarray | None]] = {}
+        names = ["seq", "embedding", *BRIEF_COLUMNS.split(", ")]
+        for values in self._text_rows(plan, scopes, limit, f"embedding, {BRIEF_COLUMNS}"):
+            row = dict(zip(names, values, strict=True))
+            if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
+                vector = row["embedding"]
+                found[row["id"]] = (brief_from_row(row), None if vector is None else self._vector_from_value(vector))
+        return found
+
+    def _text_rows(self, plan: TextPlan, scopes: Collection[str], limit: int, columns: str) -> list[tuple[Any, ...]]:
+        """(seq, ``columns``) of up to ``limit`` live rows of ``scopes`` holding a matched word, best first."""
         if not plan.matched or not scopes or limit <= 0:
             return []
         # Each matched word's postings (rare words: within the plan's budget), summed into one score per row.
         ranked = rank_postings([self._postings(word) for word in plan.matched], [plan.weights[w] for w in plan.matched])
         scopes = sorted(scopes)
-        kept: list[str] = []
-        # Walk the ranking a slice at a time, keeping live rows of the scopes asked, until enough are kept.
+        kept: list[tuple[Any, ...]] = []
+        # Walk the ranking a slice at a time, keeping live rows of the scopes asked, until enough are kept:
+        # first as many as wanted (most pass: each row read is a page read), then twice as many each time.
         # The unary + keeps the planner on rowid lookups instead of scanning a scope's index.
-        step = max(limit * 4, 100)
-        for start in range(0, len(ranked), step):
+        start, step = 0, limit
+        while start < len(ranked) and len(kept) < limit:
             part = ranked[start : start + step]
-            found = dict(
-                self.conn.execute(
-                    f"SELECT seq, id FROM memories WHERE seq IN ({marks(len(part))}) AND +status = 'live' "
+            found = {
+                row[0]: row
+                for row in self.conn.execute(
+                    f"SELECT seq, {columns} FROM memories WHERE seq IN ({marks(len(part))}) AND +status = 'live' "
                     f"AND +scope IN ({marks(len(scopes))})",
                     (*part, *scopes),
                 ).fetchall()
-            )
+            }
             kept.extend(found[seq] for seq in part if seq in found)
-            if len(kept) >= limit:
-                break
+            start, step = start + step, min(step * 2, MAX_SLICE)
         return kept[:limit]
 
     def _postings(self, word: str) -> np.ndarray:

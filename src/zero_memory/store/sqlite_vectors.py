@@ -213,28 +213,33 @@ class SQLiteVectors:
         with their vectors in one go: they are few, the first of the graph's
         hits in its own order (``_want``), and most of them make the cut.
         """
-        rows = self._passing({seq for seq, _ in hits}, flt, columns)
+        names, rows = self._passing({seq for seq, _ in hits}, flt, columns)
+        id_at = names.index("id") if names else 0
         excluded = set(exclude)
-        seqs = [seq for seq, _ in hits if seq in rows and rows[seq]["id"] not in excluded]
+        seqs = [seq for seq, _ in hits if seq in rows and rows[seq][id_at] not in excluded]
         if not seqs:
             return []
-        matrix = np.frombuffer(b"".join(rows[seq]["embedding"] for seq in seqs), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(rows[seq][1] for seq in seqs), dtype=np.float32)
         similarities = matrix.reshape(len(seqs), self.dim) @ np.asarray(vector, dtype=np.float32)
+        above = similarities >= floor
         scored = [
-            (float(similarity), rows[seq]["id"], seq)
-            for similarity, seq in zip(similarities, seqs, strict=True)
-            if similarity >= floor
+            (similarity, rows[seq][id_at], seq)
+            for similarity, seq, kept in zip(similarities.tolist(), seqs, above.tolist(), strict=True)
+            if kept
         ]
         # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
         # decimals, since BLAS may round two identical rows of one product differently in the last bit.
         scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
-        return [(rows[seq], similarity) for similarity, _, seq in scored[:limit]]
+        return [(dict(zip(names, rows[seq], strict=True)), similarity) for similarity, _, seq in scored[:limit]]
 
-    def _passing(self, seqs: set[int], flt: Filter, columns: str) -> dict[int, dict[str, Any]]:
-        """The rows (with their vectors) of the candidates that pass the filter now, by seq."""
+    def _passing(self, seqs: set[int], flt: Filter, columns: str) -> tuple[list[str], dict[int, tuple[Any, ...]]]:
+        """The column names, and the rows (seq, vector, ``columns``) of the candidates that pass the filter
+        now, by seq."""
         where, params = self._filter_sql(flt)
-        found: dict[int, dict[str, Any]] = {}
+        names: list[str] = []
+        found: dict[int, tuple[Any, ...]] = {}
         ordered = sorted(seqs)
+        size = 4 * self.dim
         for start in range(0, len(ordered), CHUNK):
             chunk = ordered[start : start + CHUNK]
             # NOT INDEXED: the rows are looked up by seq (the rowid). Given a long IN list and an owner,
@@ -246,11 +251,10 @@ class SQLiteVectors:
                 [*chunk, *params],
             )
             names = [d[0] for d in cursor.description]
-            for values in cursor.fetchall():
-                blob = values[1]
-                if blob is not None and len(blob) == 4 * self.dim:
-                    found[values[0]] = dict(zip(names, values, strict=True))
-        return found
+            found.update(
+                (values[0], values) for values in cursor.fetchall() if values[1] is not None and len(values[1]) == size
+            )
+        return names, found
 
     def _filter_sql(self, flt: Filter) -> tuple[str, list[Any]]:
         """The filter as a WHERE clause over ``memories``: live, a vector of this dimension, and the rest."""
@@ -270,7 +274,10 @@ class SQLiteVectors:
 
 class IndexSearch:
     """A search of the index, caught up in the transaction: the walk (``propose``) reads only the index, in
-    memory, and may run on another thread; the rows it proposes are read and scored in the transaction."""
+    memory, while another thread may read the transaction; the rows it proposes are read and scored in the
+    transaction."""
+
+    in_process = True
 
     def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
         self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit

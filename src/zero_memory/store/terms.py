@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)  # a word character: one for which ``str.isalnum`` holds
 MAX_TERMS = 16
 
 STOPWORDS = frozenset(

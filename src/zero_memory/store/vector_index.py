@@ -581,10 +581,10 @@ class VectorIndex:
         valid = (keys >= 0) & (keys < len(mask))
         keys, sims = keys[valid], sims[valid]
         keep = mask[keys] & (sims >= floor)
-        found = [(int(k), float(s)) for k, s in zip(keys[keep], sims[keep], strict=True)]
+        kept_keys, kept_sims = keys[keep], sims[keep]
         exhausted = len(keys) < fetch or (len(sims) > 0 and sims[-1] < floor)
-        if len(found) >= want or exhausted:
-            return found[:want]
+        if len(kept_keys) >= want or exhausted:
+            return list(zip(kept_keys[:want].tolist(), kept_sims[:want].tolist(), strict=True))
         return None
 
     def _widen(

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from zero_memory.store.base import SYSTEM
+import numpy as np
+
+from zero_memory.domain.memory import Brief
+from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.fulltext import TextPlan, plan
 from zero_memory.store.queries.memories import MemoryQueries
 from zero_memory.store.terms import terms
@@ -21,6 +24,11 @@ class TextQueries(MemoryQueries):
             return TextPlan()
         documents, counts = self._word_counts(words)
         return plan(words, documents, counts)
+
+    def text_briefs(
+        self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
+    ) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        return self.briefs_with_vectors(self.text_candidates(plan, scopes=scopes, limit=limit), reader)
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
         """Live memories of ``scopes`` holding the query's words, best first: the candidates, scored."""
