@@ -9,13 +9,16 @@
 Each stage is a set of functions (the embedder's ``embed``, the store
 transaction's methods, recall's access look-ups) wrapped for the block's
 duration with a timer; whatever a call spends outside them (the transaction's
-start and end, the fusion, building the answer) is ``rest``. The timers add a
-few microseconds a wrapped call.
+start and end, the fusion, building the answer, waiting for work done on
+another thread) is ``rest``. A stage run on another thread than the call's is
+reported as ``<stage> (beside)`` and left out of ``rest``. The timers add a few
+microseconds a wrapped call.
 """
 
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -25,10 +28,10 @@ from typing import Any
 STAGES: dict[str, tuple[str, ...]] = {
     "embedding": ("embed",),
     "access": ("visibility", "session_state", "read_set"),
-    "vector search": ("similar",),
+    "vector search": ("similar", "_nearest"),
     "word counts": ("text_plan",),
     "full text": ("text_candidates",),
-    "text rows": ("memories_with_vectors",),
+    "text rows": ("briefs_with_vectors", "memories_with_vectors"),
     "disputes": ("open_disputes_for",),
     "reinforcement": ("sessions_served",),
     "freshness": ("affirmed",),
@@ -49,7 +52,8 @@ class Stages:
         self._stage_of = {name: stage for stage, names in STAGES.items() for name in names}
         self._saved: list[tuple[Any, str, Any, bool]] = []
         self._current: dict[str, float] = defaultdict(float)
-        self._depth = 0
+        self._local = threading.local()  # each thread's depth of wrapped calls
+        self._caller: threading.Thread | None = None
         self.calls: list[dict[str, float]] = []
 
     def __enter__(self) -> Stages:
@@ -69,26 +73,30 @@ class Stages:
 
     def _timed(self, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if self._depth:  # a stage inside another (text_plan inside fulltext) counts once, in the outer one
+            depth = getattr(self._local, "depth", 0)
+            if depth:  # a stage inside another (text_plan inside fulltext) counts once, in the outer one
                 return function(*args, **kwargs)
-            self._depth += 1
+            self._local.depth = 1
+            name = stage if threading.current_thread() is self._caller else f"{stage} (beside)"
             started = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
-                self._current[stage] += time.perf_counter() - started
-                self._depth -= 1
+                self._current[name] += time.perf_counter() - started
+                self._local.depth = 0
 
         return timed
 
     @contextmanager
     def call(self) -> Iterator[None]:
         self._current = defaultdict(float)
+        self._caller = threading.current_thread()
         started = time.perf_counter()
         yield
         total = time.perf_counter() - started
         row = {stage: self._current.get(stage, 0.0) * 1000 for stage in STAGES}
         row["rest"] = total * 1000 - sum(row.values())
+        row.update({f"{stage} (beside)": self._current.get(f"{stage} (beside)", 0.0) * 1000 for stage in STAGES})
         row["total"] = total * 1000
         self.calls.append(row)
 
@@ -96,4 +104,5 @@ class Stages:
         """Each stage's median over the calls, in ms (the medians do not add up to the total's)."""
         if not self.calls:
             return {}
-        return {stage: round(statistics.median(c[stage] for c in self.calls), 2) for stage in self.calls[0]}
+        medians = {stage: round(statistics.median(c[stage] for c in self.calls), 2) for stage in self.calls[0]}
+        return {stage: ms for stage, ms in medians.items() if ms or not stage.endswith("(beside)")}

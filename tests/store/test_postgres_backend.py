@@ -15,6 +15,7 @@ import pytest
 from tests.pg import PgServer
 from tests.store.factories import DIM, AsSystem, add_users, at, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
+from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import migrations
 from zero_memory.store.postgres import USE_INDEX, USED_INDEX, PostgresStore, PostgresTx, supports_iterative_scan
 from zero_memory.store.terms import words_of
@@ -251,3 +252,28 @@ def test_a_search_that_walked_the_index_walks_again_without_counting(hnsw_store:
         assert "count(*)" not in query
         again = [n.memory.id for n in tx.similar(random_unit(3), floor=-1.0, limit=10, scopes=["user.alice"])]
     assert again == first and len(first) == 10
+
+
+def test_a_walk_that_comes_back_short_counts_the_rows_again(pg_url: str) -> None:
+    """A set of scopes that shrank below the exact bound after it was walked is searched exactly at once,
+    not through the index until the memo of its walk expires."""
+    store = AsSystem(PostgresStore.open(pg_url, dim=DIM, exact_search_rows=20))
+    try:
+        with store.tx(write=True) as tx:
+            add_users(tx, "alice")
+            rows = [put(tx, memory(f"row {n}", scope="user.alice"), random_unit(n)) for n in range(30)]
+        key = (("user.alice",), None, None)
+        with store.tx() as tx:
+            tx.similar(random_unit(3), floor=-1.0, limit=10, scopes=["user.alice"])
+        assert store.walked_lately(key)
+        with store.tx(write=True) as tx:
+            for m in rows[10:]:
+                tx.set_status(m.id, Status.INVALIDATED, InvalidationReason.FORGOTTEN, None, at(1))
+        with store.tx() as tx:
+            found = tx.similar(random_unit(3), floor=-1.0, limit=10, scopes=["user.alice"])
+        assert not store.walked_lately(key)
+        query = random_unit(3)
+        exact = sorted(rows[:10], key=lambda m: (-float(random_unit(int(m.content.split()[1])) @ query), m.id))
+        assert [n.memory.id for n in found] == [m.id for m in exact]
+    finally:
+        store.close()

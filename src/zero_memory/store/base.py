@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status, brief_of
+from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from zero_memory.domain.records import (
     AuditEntry,
@@ -76,28 +76,6 @@ class VectorSearch(Protocol):
         the transaction sees them, scored exactly. After ``propose``, with no other thread reading the
         transaction."""
         ...
-
-
-class SearchInTransaction:
-    """A ``VectorSearch`` that runs ``similar`` whole when its neighbours are asked for (PostgreSQL: one
-    statement, on the transaction's connection)."""
-
-    in_process = False
-
-    def __init__(self, tx: Tx, floor: float, limit: int, scopes: Collection[str] | None, kinds: Collection[str] | None):
-        self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
-        self._vector: np.ndarray | None = None
-
-    def propose(self, vector: np.ndarray) -> None:
-        self._vector = vector
-
-    def neighbours(self) -> list[BriefNeighbour]:
-        if self._vector is None:
-            raise RuntimeError("neighbours() before propose()")
-        found = self._tx.similar(
-            self._vector, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
-        )
-        return [BriefNeighbour(brief_of(n.memory), n.similarity) for n in found]
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,10 +47,10 @@ from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Channel
 from zero_memory.store import migrations
-from zero_memory.store.base import Neighbour, SearchInTransaction
+from zero_memory.store.base import BriefNeighbour, Neighbour
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.pg_params import statement
-from zero_memory.store.rows import BRIEF_COLUMNS, cap_payload
+from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row, cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 from zero_memory.store.tables import copied_table
 
@@ -78,8 +78,9 @@ EXACT_SEARCH_ROWS = 2_000
 # A search whose filters had more candidates than the exact-search bound walks the index without
 # counting them again for this long (counting 2,001 rows under the row policy took ~1 ms of a 100k
 # recall). A set of scopes that shrank below the bound meanwhile is walked, with the iterative scan,
-# rather than scanned exactly until then. At most this many filters are remembered.
-WALK_MEMO_S = 60.0
+# rather than scanned exactly, until then, unless the walk comes back with fewer rows than it
+# fetched: then they are counted again. At most this many filters are remembered.
+WALK_MEMO_S = 10.0
 WALK_MEMO_KEYS = 10_000
 
 # How long the common words read from the planner's statistics are kept (full text).
@@ -93,6 +94,17 @@ SPLIT_MIN_SUBJECTS = 16
 # The HNSW candidate list: it grows with the limit asked for.
 EF_SEARCH_MIN = 64
 EF_SEARCH_MAX = 1000
+# The sweep's candidate list, for its few nearest rows a subject (a cap of 3, 6 fetched): SWEEP_EF_SEARCH_MIN
+# instead of 64 found the same four nearest of 1,000 subjects at 100,000 memories in about half the server's
+# time, and 0.9912 of the exact scan's pairs for 10,000 subjects where 64 found 0.9946 (docs/benchmarks.md).
+SWEEP_EF_SEARCH_MIN = 24
+# The rows a sweep's scan fetches beyond a subject's cut and its excluded rows. An index scan's first
+# ef_search candidates come back in their exact order (relaxed order only lets a later iteration's rows come
+# after nearer ones), so a scan of fewer rows than ef_search needs no margin for misplaced rows; this one is
+# for rows that fail the filters meanwhile. A subject whose cut ties with the farthest row fetched is
+# scanned again for SWEEP_TIES more rows: the tied rows are taken in id order, as the exact scan takes them.
+SWEEP_MARGIN = 2
+SWEEP_TIES = 8
 
 # A load of at least this many memories, and more than the store holds, drops the HNSW index
 # and builds it once afterwards: pgvector updates the graph on every insert (measured: 1,000 inserts of
@@ -134,9 +146,9 @@ USE_INDEX = (
 USED_INDEX = "SELECT set_config('enable_sort', current_setting('zm.sort'), true)"
 
 
-def ef_search(fetch: int) -> int:
+def ef_search(fetch: int, least: int = EF_SEARCH_MIN) -> int:
     """The HNSW candidate list for ``fetch`` rows."""
-    return min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * fetch))
+    return min(EF_SEARCH_MAX, max(least, 2 * fetch))
 
 
 # Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
@@ -145,6 +157,14 @@ POSTINGS = (
     "SELECT q.word, (SELECT array_agg(seq) FROM zm_word_postings(q.word, %s::text[])) AS seqs "
     "FROM unnest(%s::text[]) AS q(word)"
 )
+
+
+def _tied_at_the_edge(kept: list[tuple[float, str]], scored: list[tuple[float, str]], limit: int, fetch: int) -> bool:
+    """Whether a full cut (``kept``: negated similarities and ids) ends on a row as far as the farthest of a
+    scan that stopped at its limit (``fetch`` rows, ``scored``): rows beyond it may tie with it."""
+    if len(kept) < limit or len(scored) < fetch:
+        return False
+    return round(-kept[-1][0], 6) <= round(min(similarity for similarity, _ in scored), 6)
 
 
 def lock_key(name: str) -> int:
@@ -275,6 +295,24 @@ class PostgresTx(SqlTx):
         exclude: Collection[str] = (),
         kinds: Collection[str] | None = None,
     ) -> list[Neighbour]:
+        found = self._nearest(
+            vector, MEMORY_COLUMNS, floor=floor, limit=limit, scopes=scopes, owner=owner, exclude=exclude, kinds=kinds
+        )
+        return [Neighbour(memory_from_row(row), similarity) for row, similarity in found]
+
+    def _nearest(
+        self,
+        vector: np.ndarray,
+        columns: str,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:
+        """``similar``'s answer as rows of ``columns``, each with its similarity, most similar first."""
         if limit <= 0 or (scopes is not None and not scopes) or (kinds is not None and not kinds):
             return []
         fetch = limit + 8  # relaxed order may misplace a few rows at the edge: sorted below
@@ -283,33 +321,45 @@ class PostgresTx(SqlTx):
             owner,
             None if kinds is None else tuple(sorted(str(k) for k in kinds)),
         )
-        query, params = self._similar_query(
-            vector,
-            fetch=fetch,
-            scopes=scopes,
-            owner=owner,
-            exclude=exclude,
-            kinds=kinds,
-            walked=self.store.walked_lately(key),
-        )
-        # One round trip: the settings of an index scan, the search, sorting as it was.
-        with self.conn.pipeline():
-            self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
-            cursor = self.conn.execute(query, params)
-            self.conn.execute(USED_INDEX)
-        rows = cursor.fetchall()
+
+        def search(walked: bool) -> list[dict[str, Any]]:
+            query, params = self._similar_query(
+                vector,
+                fetch=fetch,
+                scopes=scopes,
+                owner=owner,
+                exclude=exclude,
+                kinds=kinds,
+                walked=walked,
+                columns=columns,
+            )
+            # One round trip: the settings of an index scan, the search, sorting as it was.
+            with self.conn.pipeline():
+                self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+                cursor = self.conn.execute(query, params)
+                self.conn.execute(USED_INDEX)
+            return cursor.fetchall()
+
+        walked = self.store.walked_lately(key)
+        rows = search(walked)
+        if walked and len(rows) < fetch:
+            # A walk that came back short: few rows pass the filters now (the scopes shrank since they were
+            # last counted) or the iterative scan gave up on them. Counted again, they may be searched exactly.
+            rows = search(False)
         if rows and rows[0]["walked"]:
             self.store.note_walk(key)
-        neighbours = [Neighbour(memory_from_row(r), 1.0 - float(r["distance"])) for r in rows]
-        neighbours = [n for n in neighbours if n.similarity >= floor]
-        neighbours.sort(key=lambda n: (-n.similarity, n.memory.id))
-        return neighbours[:limit]
+        else:
+            self.store.forget_walk(key)
+        scored = [(r, 1.0 - float(r["distance"])) for r in rows]
+        scored = [(r, similarity) for r, similarity in scored if similarity >= floor]
+        scored.sort(key=lambda pair: (-pair[1], pair[0]["id"]))
+        return scored[:limit]
 
     def vector_search(
         self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
-    ) -> SearchInTransaction:
+    ) -> BriefSearch:
         """The search is one statement on the transaction's connection: it runs when its neighbours are read."""
-        return SearchInTransaction(self, floor, limit, scopes, kinds)
+        return BriefSearch(self, floor, limit, scopes, kinds)
 
     def similar_many(
         self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
@@ -328,9 +378,12 @@ class PostgresTx(SqlTx):
         dim = int(self.store.dim)
         if vectors.ndim != 2 or vectors.shape[1] != dim:
             raise ValueError(f"similar_many: expected vectors of {dim} dimensions, got shape {vectors.shape}")
-        fetch = limit + max((len(e) for e in excludes), default=0) + 8
+        fetch = limit + max((len(e) for e in excludes), default=0) + SWEEP_MARGIN
         filters = f"status = 'live' AND embedding_dim = {dim} AND owner = %s"
-        walk = self._candidates(filters, [owner]) > self.store.exact_search_rows
+        key = (None, owner, None)  # the memo's key for these filters, as similar() makes it
+        walk = self.store.walked_lately(key) or self._candidates(filters, [owner]) > self.store.exact_search_rows
+        if walk:
+            self.store.note_walk(key)
         distance = f"embedding::vector({dim}) <=> q.q_vector::vector({dim})" if walk else "embedding <=> q.q_vector"
         query = (
             f"SELECT q.q_n, m.id, m.distance FROM unnest(%b::vector[]) WITH ORDINALITY AS q(q_vector, q_n) "
@@ -338,12 +391,14 @@ class PostgresTx(SqlTx):
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS m WHERE m.distance <= %s"
         )
 
-        def scan(conn: psycopg.Connection[dict[str, Any]], part: np.ndarray) -> list[dict[str, Any]]:
+        def scan(
+            conn: psycopg.Connection[dict[str, Any]], part: np.ndarray, fetch: int = fetch
+        ) -> list[dict[str, Any]]:
             # The floor in SQL only thins the answer (with a margin for rounding); it is applied exactly below.
             params = [[self._embedding_param(v) for v in part], owner, fetch, 1.0 - floor + 1e-6]
             with conn.pipeline():  # one round trip: the index scan's settings, the scans, sorting as it was
                 if walk:
-                    conn.execute(USE_INDEX, (str(ef_search(fetch)),))
+                    conn.execute(USE_INDEX, (str(ef_search(fetch, SWEEP_EF_SEARCH_MIN)),))
                 cursor = conn.execute(query, params)
                 if walk:
                     conn.execute(USED_INDEX)
@@ -363,11 +418,23 @@ class PostgresTx(SqlTx):
         found: list[list[tuple[float, str]]] = [[] for _ in range(len(vectors))]
         for r in rows:
             found[int(r["q_n"]) - 1].append((1.0 - float(r["distance"]), r["id"]))
-        cuts = []
-        for scored, excluded in zip(found, excludes, strict=True):
+
+        def cut(scored: list[tuple[float, str]], excluded: Collection[str]) -> list[tuple[float, str]]:
             skip = set(excluded)
-            kept = sorted((-similarity, i) for similarity, i in scored if similarity >= floor and i not in skip)
-            cuts.append(kept[:limit])
+            return sorted((-similarity, i) for similarity, i in scored if similarity >= floor and i not in skip)[:limit]
+
+        cuts = [cut(scored, excluded) for scored, excluded in zip(found, excludes, strict=True)]
+        # A cut whose last row ties with the farthest row fetched may have more rows tied with it beyond the
+        # scan, which the exact order takes by id: those subjects are scanned again, further (rarely any).
+        tied = [n for n, kept in enumerate(cuts) if _tied_at_the_edge(kept, found[n], limit, fetch)]
+        if tied:
+            rows = scan(self.conn, vectors[tied], fetch + SWEEP_TIES)
+            for n in tied:
+                found[n] = []
+            for r in rows:
+                found[tied[int(r["q_n"]) - 1]].append((1.0 - float(r["distance"]), r["id"]))
+            for n in tied:
+                cuts[n] = cut(found[n], excludes[n])
         ids = sorted({i for kept in cuts for _, i in kept})
         memories: dict[str, Memory] = {}
         if ids:
@@ -394,6 +461,7 @@ class PostgresTx(SqlTx):
         exclude: Collection[str],
         kinds: Collection[str] | None = None,
         walked: bool = False,
+        columns: str = MEMORY_COLUMNS,
     ) -> tuple[str, list[Any]]:
         """The nearest-neighbour query, exact or through the HNSW index as the candidates' count decides
         (``walked``: the walk alone, the count skipped), and its parameters; run with ``USE_INDEX`` before
@@ -420,7 +488,7 @@ class PostgresTx(SqlTx):
         filters = " AND ".join(where)
         q = self._embedding_param(vector)  # %b, binary: as text, formatting 512 numbers took ~0.8 ms a time
         walk = (
-            f"SELECT {MEMORY_COLUMNS}, embedding::vector({dim}) <=> %b::vector({dim}) AS distance, true AS walked "
+            f"SELECT {columns}, embedding::vector({dim}) <=> %b::vector({dim}) AS distance, true AS walked "
             f"FROM memories WHERE {filters} ORDER BY distance LIMIT %s"
         )
         if walked:
@@ -435,7 +503,7 @@ class PostgresTx(SqlTx):
         query = (
             f"WITH counted AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM memories WHERE {filters} "
             f"LIMIT {bound + 1}) AS candidates) "
-            f"SELECT * FROM (SELECT {MEMORY_COLUMNS}, embedding <=> %b AS distance, false AS walked FROM memories "
+            f"SELECT * FROM (SELECT {columns}, embedding <=> %b AS distance, false AS walked FROM memories "
             f"WHERE {filters} ORDER BY distance LIMIT %s) AS exact WHERE (SELECT n FROM counted) <= {bound} "
             f"UNION ALL SELECT * FROM ({walk}) AS walk WHERE (SELECT n FROM counted) > {bound}"
         )
@@ -527,6 +595,31 @@ class PostgresTx(SqlTx):
             if len(kept) >= limit:
                 break
         return kept[:limit]
+
+
+class BriefSearch:
+    """A ``VectorSearch`` that runs the search when its neighbours are asked for, one statement on the
+    transaction's connection, reading only the columns of a brief (a memory's JSON source, read and decoded
+    for each of the 68 rows a recall's search returns, is not part of one)."""
+
+    in_process = False
+
+    def __init__(
+        self, tx: PostgresTx, floor: float, limit: int, scopes: Collection[str] | None, kinds: Collection[str] | None
+    ) -> None:
+        self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
+        self._vector: np.ndarray | None = None
+
+    def propose(self, vector: np.ndarray) -> None:
+        self._vector = vector
+
+    def neighbours(self) -> list[BriefNeighbour]:
+        if self._vector is None:
+            raise RuntimeError("neighbours() before propose()")
+        found = self._tx._nearest(
+            self._vector, BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
+        )
+        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,7 +722,7 @@ class PostgresStore:
         acts as its transaction did; the exporting transaction must stay open until this returns."""
         with self._pool.connection() as conn:
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
-            with conn.transaction():
+            with conn.pipeline(), conn.transaction():  # the start in one round trip
                 conn.execute(SQL("SET TRANSACTION SNAPSHOT {}").format(Literal(snapshot.id)))
                 conn.execute(
                     "SELECT set_config('zm.system', %s, true), set_config('zm.caller', %s, true)",
@@ -648,6 +741,9 @@ class PostgresStore:
         if len(self._walks) >= WALK_MEMO_KEYS:
             self._walks.clear()
         self._walks[key] = time.monotonic()
+
+    def forget_walk(self, key: tuple[Any, ...]) -> None:
+        self._walks.pop(key, None)
 
     def acting(self) -> Acting:
         """Whom this thread's open transaction acts for."""
