@@ -136,7 +136,7 @@ class VectorIndex:
 
     @property
     def indexed(self) -> int:
-        return int(self._has.sum())
+        return int(np.count_nonzero(self._has))
 
     @property
     def uses_graph(self) -> bool:
@@ -443,7 +443,7 @@ class VectorIndex:
         with self.lock:
             vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
             mask = self._mask(flt)
-            population = int(mask.sum())
+            population = int(np.count_nonzero(mask))
             if population == 0 or want <= 0:
                 return [[] for _ in range(len(vectors))]
             if self._matrix is not None:
@@ -496,7 +496,7 @@ class VectorIndex:
             if self._matrix is not None:
                 sims = self._scores(vectors, self._matrix, mask)
                 return [_nearest(np.flatnonzero(row >= floor), row[row >= floor], count, EXACT_TIE) for row in sims]
-            population = int(mask.sum())
+            population = int(np.count_nonzero(mask))
             if self._graph is None or population <= self.exact_filter_rows:
                 return [
                     _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
