@@ -162,6 +162,44 @@ async def test_sessions_writes_and_ticks_with_two_workers(workers: tuple[Deploym
         store.close()
 
 
+def test_connections_held_open_are_spread_evenly_over_the_workers(workers: tuple[Deployment, int]) -> None:
+    """Long-lived connections split evenly, whichever worker's socket the kernel gives each (it hashes their
+    addresses: twelve connections over two sockets split six and six about one time in four)."""
+    deployment, _ = workers
+
+    def worker_of(client: httpx.Client) -> str:
+        """The worker serving this connection: a session opens where its initialize arrives, tagged so."""
+        answer = client.post(
+            f"{deployment.url}/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE,
+                    "capabilities": {},
+                    "clientInfo": {"name": "workers-test", "version": "1"},
+                },
+            },
+            headers={
+                "Authorization": f"Bearer {deployment.tokens['alice']}",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.headers["mcp-session-id"].split(".")[0]
+
+    clients = [httpx.Client(timeout=60) for _ in range(12)]
+    try:
+        owners = [worker_of(client) for client in clients]
+        assert Counter(owners) == {"w0": 6, "w1": 6}
+        # A connection stays with the worker it went to.
+        assert [worker_of(client) for client in clients] == owners
+    finally:
+        for client in clients:
+            client.close()
+
+
 def test_a_worker_that_dies_is_started_again(workers: tuple[Deployment, int]) -> None:
     deployment, pid = workers
     first = worker_pids(pid)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from zero_memory.web.affinity import Siblings
+    from zero_memory.web.spread import Spread
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -161,13 +162,18 @@ def server_app(application: App, options: Options, *, background: bool = True) -
     )
 
 
-def serve_worker(options: Options, siblings: Siblings, listener: socket.socket, private: socket.socket) -> None:
+def serve_worker(
+    options: Options, siblings: Siblings, listener: socket.socket, private: socket.socket, spread: Spread
+) -> None:
     """One worker of ``zm serve --workers N``: a whole server on the shared socket and its own private one.
 
-    Worker 0 also runs the scheduler and the capture retries, and holds the login link it prints.
+    Worker 0 also runs the scheduler and the capture retries, and holds the login link it prints. A worker
+    holding more connections than a sibling hands it the new ones (web/spread.py).
     """
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+    from zero_memory.web import spread as spreading
     from zero_memory.web.affinity import Affinity
     from zero_memory.web.auth import login_link
 
@@ -177,11 +183,18 @@ def serve_worker(options: Options, siblings: Siblings, listener: socket.socket, 
     asgi = Affinity(server_app(application, options, background=first), siblings)
     if first:
         typer.echo(login_link(application, options.public_url or options.base_url))
-    config = uvicorn.Config(asgi, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        asgi,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        http=spreading.balanced_protocol(spread, AutoHTTPProtocol),
+        ws="none",  # an upgrade would replace the protocol that counts the worker's connections
+    )
     try:
         # Ctrl-C reaches every worker: uvicorn shuts down, then raises the signal again.
         with suppress(KeyboardInterrupt):
-            uvicorn.Server(config).run(sockets=[listener, private])
+            spreading.serve(config, spread, [listener, private])
     finally:
         application.close()
 

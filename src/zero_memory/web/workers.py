@@ -30,14 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from zero_memory.web.affinity import Siblings
+from zero_memory.web.spread import Ledger, Spread
 
 STOP_S = 15
 QUICK_DEATH_S = 10
 QUICK_DEATHS = 3
 """A worker that died this many times in a row, each within QUICK_DEATH_S of its start, cannot start: all stop."""
 
-# The worker's body: its number and siblings, its listening socket on the shared port, its private one.
-WorkerTarget = Callable[[Siblings, socket.socket, socket.socket], None]
+# The worker's body: its number and siblings, its listening socket on the shared port, its private one, and
+# its side of the spread of connections.
+WorkerTarget = Callable[[Siblings, socket.socket, socket.socket, Spread], None]
 
 
 @dataclass
@@ -89,12 +91,28 @@ def run_workers(count: int, listeners: list[socket.socket], target: WorkerTarget
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(path)
         private.append(sock)
+    # Connections handed from one worker to another (web/spread.py) wait in sockets this process holds, so
+    # that a worker started again after a death still gets those sent to it.
+    inbox_paths = tuple(str(folder / f"w{index}.in") for index in range(count))
+    inboxes = []
+    for path in inbox_paths:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        inboxes.append(sock)
+    ledger = Ledger(count)
     spawn = multiprocessing.get_context("spawn")
     stopping = threading.Event()
 
     def start(index: int, quick_deaths: int = 0) -> _Worker:
         process = spawn.Process(
-            target=target, args=(Siblings(index, paths), listeners[index], private[index]), name=f"zm-serve-{index}"
+            target=target,
+            args=(
+                Siblings(index, paths),
+                listeners[index],
+                private[index],
+                Spread(index, ledger, inbox_paths, inboxes[index]),
+            ),
+            name=f"zm-serve-{index}",
         )
         process.start()
         return _Worker(index, process, time.monotonic(), quick_deaths)
@@ -124,7 +142,7 @@ def run_workers(count: int, listeners: list[socket.socket], target: WorkerTarget
             signal.signal(sig, handler)
         for sock in {id(listener): listener for listener in listeners}.values():
             sock.close()
-        for sock in private:
+        for sock in private + inboxes:
             sock.close()
         shutil.rmtree(folder, ignore_errors=True)
     return status
