@@ -163,3 +163,37 @@ def test_browsing_without_recording_leaves_no_surfacing(app: App, alice: Caller)
     assert recall(app, alice, "staging cluster kubernetes", channel=None).hits
     with system_tx(app.store, "test") as tx:
         assert tx.surfacings_of([fact.id], since=utcnow() - timedelta(days=1)) == {}
+
+
+def test_a_recall_resolves_its_hint_once_and_settles_it_once_per_session(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zero_memory.memory.targets as targets
+
+    resolved: list[str] = []
+    writes: list[bool] = []
+    resolve, tx = targets.resolve_hint, app.store.tx
+
+    def counting_resolve(*args: object, **kwargs: object) -> object:
+        resolved.append(str(args[2]))
+        return resolve(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counting_tx(*args: object, write: bool = False, **kwargs: object) -> object:
+        writes.append(write)
+        return tx(*args, write=write, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(targets, "resolve_hint", counting_resolve)
+    monkeypatch.setattr(app.store, "tx", counting_tx)
+    caller = Caller("alice", client="test", session_id="sess-hint")
+    first = recall(app, caller, "how is the webapp built", project_hint="/src/webapp")
+    # Looked at once in the read, then written once: the project created, the session attached.
+    assert first.session.attached_project == "proj.alice.webapp"
+    assert len(resolved) == 2 and writes.count(True) == 1
+    with system_tx(app.store, "test") as read:
+        assert read.get_project("proj.alice.webapp") is not None
+        assert read.get_session("alice", "sess-hint") == "proj.alice.webapp"
+    resolved.clear()
+    writes.clear()
+    second = recall(app, caller, "how is the webapp built", project_hint="/src/webapp")
+    assert second.session.attached_project == "proj.alice.webapp"
+    assert resolved == ["/src/webapp"] and True not in writes

@@ -125,10 +125,6 @@ def recall(
     now = app.clock()
     vector = app.embedder.embed([query])[0]
     session_id = session_id or caller.session_id
-    if project_hint is not None:
-        settle_hint(
-            app.store, caller.uid, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now
-        )
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
@@ -185,6 +181,12 @@ def recall(
         )[:limit]
         # Freshness only matters for what is returned.
         reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
+    if session.pending:
+        # The hint names a project still to create or a session still to attach: written once, after the
+        # read (a project that does not exist yet holds nothing to recall), and never again in the session.
+        settle_hint(
+            app.store, caller.uid, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now
+        )
     disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
     hits = [
         Hit(

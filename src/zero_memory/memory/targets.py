@@ -61,18 +61,16 @@ def session_state(
 
 
 def settle_hint(
-    store: Store, uid: str, session_id: str | None, project_hint: str, *, auto_create: bool, at: datetime
+    store: Store, uid: str, session_id: str | None, project_hint: str | None, *, auto_create: bool, at: datetime
 ) -> None:
     """Create the project a hint names and attach the session to it, where either is still to do.
 
-    For a read that carries a hint: it looks first, so once both are done (every later call of the
+    For a read that carries a hint and found, resolving it dry in its own read transaction, that
+    something is pending (``SessionState.pending``): once both are done (every later call of the
     session) the read takes no write lock. Before, a recall with a hint ran whole in a write
     transaction, and recalls queued behind each other and every write of every process.
     """
-    with store.tx() as tx:
-        vis = visibility(tx, uid)
-        session, _ = session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at, dry=True)
-    if not session.pending:
+    if project_hint is None:
         return
     with store.tx(write=True) as tx:
         vis = visibility(tx, uid)
