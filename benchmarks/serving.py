@@ -96,6 +96,17 @@ def rss_mb(pid: int) -> float:
     return round(total / 1024, 1)
 
 
+def _own_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:13]) / TICKS
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of ``zm serve --workers`` (not multiprocessing's resource tracker)."""
+    return [child for child in _children(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -567,6 +578,7 @@ def under_load(
             aio.run(lambda: _warm(service))
         service.deployment.url = urls[0]
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
+        workers_before = {child: _own_cpu_s(child) for child in _workers(pids[0])}
         client_before, wall_before = time.process_time(), time.monotonic()
         if client == "sdk":
             log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed, mix=load.Mix(scan=0.0))
@@ -574,6 +586,8 @@ def under_load(
             log = aio.run(lambda: _lean_load(service, urls, clients, seconds, seed))
         wall = time.monotonic() - wall_before
         server_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
+        # Each worker's share of the cores (zm serve --workers): how evenly the calls were spread.
+        worker_cores = [round((_own_cpu_s(child) - before) / wall, 2) for child, before in workers_before.items()]
         server_rss = sum(rss_mb(pid) for pid in pids)
         client_cpu = time.process_time() - client_before
         after_load = loadavg()
@@ -602,6 +616,7 @@ def under_load(
         "tools": tools,
         "server_cpu_ms_per_call": round(server_cpu / max(calls, 1) * 1000, 2),
         "server_cores": round(server_cpu / wall, 2),
+        "worker_cores": worker_cores,
         "server_rss_mb": server_rss,
         "client_cores": round(client_cpu / wall, 2),
         "errors": len(log.errors) + len(books.lost) + len(books.duplicated) + len(books.inconsistent),
@@ -647,7 +662,9 @@ def show_load(row: dict[str, Any]) -> None:
     print(
         f"3. {row['server']}, {row['clients']} {row['client']} clients: {row['calls_per_s']} calls/s, "
         f"p95 {row['p95_ms']} ms (p50/p95 ms: {per_tool}); server {row['server_cpu_ms_per_call']} ms CPU per call, "
-        f"{row['server_cores']} cores, RSS {row['server_rss_mb']} MB; clients {row['client_cores']} cores; "
+        f"{row['server_cores']} cores"
+        + (f" (workers {' + '.join(str(c) for c in row['worker_cores'])})" if row["worker_cores"] else "")
+        + f", RSS {row['server_rss_mb']} MB; clients {row['client_cores']} cores; "
         f"errors {row['errors']}; "
         f"load average {row['loadavg'][0]} → {row['loadavg'][1]}",
         flush=True,
