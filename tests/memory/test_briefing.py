@@ -229,3 +229,34 @@ def test_ages_are_reported(make_app: Callable[..., App], alice: Caller) -> None:
     assert item.age_days == pytest.approx(3, abs=0.1)
     assert item.kind is Kind.CONVENTION and item.scope == "user.alice"
     assert timedelta(days=item.age_days) >= timedelta(days=2.9)
+
+
+def test_a_briefing_writes_only_to_settle_its_hint_once_per_session(
+    app: App, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(app, alice, "Money is stored as integer cents", "convention", project_hint=REPO)
+    writes: list[bool] = []
+    tx = app.store.tx
+
+    def counting_tx(*args: object, write: bool = False, **kwargs: object) -> object:
+        writes.append(write)
+        return tx(*args, write=write, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.store, "tx", counting_tx)
+    monkeypatch.setattr(app.telemetry, "record", lambda row: None)  # its surfacings: counted elsewhere
+    first = build_context(app, alice, project_hint=REPO, session_id="s-brief")
+    # One write: the session attached to the project, which the briefing then reads.
+    assert writes.count(True) == 1
+    assert first.project is not None and first.session.attached_project == first.project
+    assert [i.content for i in first.rules.items] == ["Money is stored as integer cents"]
+    writes.clear()
+    again = build_context(app, alice, project_hint=REPO, session_id="s-brief")
+    assert True not in writes
+    assert again.project == first.project and [i.content for i in again.rules.items] == [
+        "Money is stored as integer cents"
+    ]
+    writes.clear()
+    new = build_context(app, alice, project_hint="/srv/a-new-repo", session_id="s-new")
+    # A hint naming no project yet creates it (and attaches the session) before the read.
+    assert writes.count(True) == 1
+    assert new.project == "proj.alice.a-new-repo" and new.session.attached_project == new.project

@@ -29,7 +29,7 @@ from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSe
 from zero_memory.memory.models import SessionInfo
 from zero_memory.memory.recall import MAX_LIMIT
 from zero_memory.memory.recall import recall as recall_service
-from zero_memory.memory.targets import read_set, session_state
+from zero_memory.memory.targets import hint_pending, read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.settings import MIN_BRIEFING_CHARS
 from zero_memory.store.base import DisputeQuery
@@ -61,18 +61,17 @@ def build_context(
     if budget < MIN_BRIEFING_CHARS:
         raise errors.validation(f"budget: at least {MIN_BRIEFING_CHARS} characters")
     now = app.clock()
-    with app.store.tx(write=project_hint is not None) as tx:
+    session_id = session_id or caller.session_id
+    auto_create = app.settings.auto_create_projects
+    if project_hint is not None and hint_pending(
+        app.store, caller.uid, session_id, project_hint, auto_create=auto_create, at=now
+    ):
+        # The project created and the session attached first (once a session), so that the briefing reads
+        # the project as the hint settles it; every later briefing of the session takes no write lock.
+        settle_hint(app.store, caller.uid, session_id, project_hint, auto_create=auto_create, at=now)
+    with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
-        session, hinted = session_state(
-            tx,
-            vis,
-            session_id or caller.session_id,
-            project_hint,
-            auto_create=app.settings.auto_create_projects,
-            at=now,
-        )
-        if hinted is not None and not vis.can_read(hinted):
-            vis = visibility(tx, caller.uid)  # the hint created the project just now
+        session, hinted = session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=now, dry=True)
         covered = read_set(tx, vis, None, hinted, session)
         project = next((s for s in (hinted, session.attached) if s is not None and s in covered), None)
         pinned = tx.pinned_in(covered)

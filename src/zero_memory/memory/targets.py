@@ -60,6 +60,17 @@ def session_state(
     return SessionState(session_id, attached, pending), hinted
 
 
+def hint_pending(
+    store: Store, uid: str, session_id: str | None, project_hint: str, *, auto_create: bool, at: datetime
+) -> bool:
+    """Whether a hint names a project still to create or a session still to attach, looked at in a read
+    transaction of its own (for a read that must see them settled: ``build_context``)."""
+    with store.tx() as tx:
+        vis = visibility(tx, uid)
+        session, _ = session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at, dry=True)
+    return session.pending
+
+
 def settle_hint(
     store: Store, uid: str, session_id: str | None, project_hint: str | None, *, auto_create: bool, at: datetime
 ) -> None:
