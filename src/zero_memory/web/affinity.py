@@ -1,11 +1,12 @@
-"""Worker processes behind one listening socket: each MCP session stays on the process that opened it.
+"""Worker processes behind one port: each MCP session stays on the process that opened it.
 
-``zm serve --workers N`` runs N processes that accept connections from one
-socket; the kernel hands each new connection to whichever process takes it
-first. A client on the handshake protocol opens its MCP session on one
-process and sends the session's ``mcp-session-id`` with every later request,
-perhaps over another connection, which another process accepted. So each
-process tags the session ids it issues with its number (``w1.<id>``) and
+``zm serve --workers N`` runs N processes that accept connections on one
+port; each connection is served by one of them (the kernel picks, and a
+process holding more connections than another hands new ones over:
+``web/spread.py``). A client on the handshake protocol opens its MCP
+session on one process and sends the session's ``mcp-session-id`` with
+every later request, perhaps over another connection, which another process
+serves. So each process tags the session ids it issues with its number (``w1.<id>``) and
 passes any request for another process's session to that process over the
 other's private Unix socket, streaming the answer back as it comes (an event
 stream included). The one-time login link ``zm serve`` prints lives in the
