@@ -557,8 +557,8 @@ class PostgresTx(SqlTx):
         return documents, counts
 
     def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
-        # Every user's sessions, for the memories the caller may read (migration 0017, zm_sessions_served): the
-        # surfacings policy would show the caller its own only, and the two stores would rank apart.
+        # Every user's sessions, for the memories the caller may read (zm_sessions_served, migrations 0017 and
+        # 0018): the surfacings policy would show the caller its own only, and the two stores would rank apart.
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return {}
