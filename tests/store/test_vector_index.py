@@ -314,6 +314,34 @@ def test_a_snapshot_that_does_not_say_how_it_was_linked_is_used_and_searched_wit
     assert IndexFiles(tmp_path / "zm.db").snapshots()[0].linked_with == 256
 
 
+def test_the_walk_widens_as_the_graph_grows_past_the_size_it_was_measured_at() -> None:
+    """A walk that finds 0.98 of the top ten at 100k rows finds less in a larger graph of the same corpus:
+    the walk for a graph's linking is widened with its rows, never narrowed."""
+    first, _ = graph_module.GROWTH[0]
+    largest, widest = graph_module.GROWTH[-1]
+    for linking, walk in graph_module.WALKS.items():
+        assert graph_module.walk_for(linking, 0) == graph_module.walk_for(linking, first) == walk
+        walks = [graph_module.walk_for(linking, rows) for rows in range(first, 10 * largest, first // 10)]
+        assert walks == sorted(walks) and walks[-1] > walk
+    assert graph_module.walk_for(graph_module.EXPANSION_ADD, largest) == widest
+
+
+def test_a_graph_is_searched_with_the_walk_for_the_rows_it_holds_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(graph_module, "GROWTH", ((20, 64), (40, 128)))
+    monkeypatch.setattr(graph_module, "WALKS", {256: 128, 512: 64})
+    graph = Graph(DIM)
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((60, DIM)).astype(np.float32)
+    for rows, walk in ((20, 64), (30, 96), (40, 128), (60, 128)):
+        graph.add(np.arange(len(graph), rows), vectors[len(graph) : rows])
+        keys, _ = graph.search(vectors[:1], 5)
+        assert graph.walk == walk
+        assert graph._index.expansion_search == walk
+        assert keys[0][0] == 0
+    restored = Graph(DIM, graph._index, linked_with=256)
+    assert restored.walk == 256  # linked with 256: its own walk, widened in the same proportion
+
+
 def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Path) -> None:
     """A database restored from a backup, then written again: the newer snapshot describes other rows."""
     store = open_graph(tmp_path)

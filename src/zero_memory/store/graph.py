@@ -11,6 +11,7 @@ graph, never a similarity a caller sees.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,17 +30,29 @@ from usearch.index import Index
 CONNECTIVITY = 32  # edges per node; a snapshot of another connectivity is rebuilt, not used
 EXPANSION_ADD = 512  # candidates kept while linking a new node
 # The walk (candidates kept while searching; raised to the number asked for when larger) that finds 0.98 of
-# the top ten in a graph linked with each expansion. A snapshot says how its graph was linked; one that does
-# not was written before it did, linked with 256.
+# the top ten in a graph of up to 100k rows linked with each expansion. A snapshot says how its graph was
+# linked; one that does not was written before it did, linked with 256.
 WALKS = {256: 1024, 512: 640}
 UNRECORDED_LINKING = 256
+# A larger graph needs a wider walk: with more memories the corpus's clusters of near-duplicates grow denser
+# and a walk of 640 in a graph linked with 512 finds 0.992 / 0.990 of the top ten (text / paraphrase queries)
+# at 100k rows, 0.975 / 0.956 at 200k, 0.915 / 0.837 at 400k (docs/benchmarks.md, "A million memories"). The
+# walk is widened with the rows up to 1,280 at 200k (0.994 / 0.984 there), interpolated between the sizes; a
+# graph of another linking has its own walk widened in the same proportion. It is not widened further: 0.98
+# at 400k takes a walk of about 2,800, 13.9 ms alone where 1,280 takes about 6 (under a shared machine's
+# load); at a million memories that would put a recall far past its 15 ms target.
+GROWTH = ((100_000, 640), (200_000, 1_280))
 DTYPE = "i8"
 
 
-def walk_for(linked_with: int) -> int:
-    """The walk for a graph linked with this expansion: that of the nearest linking measured at or below it."""
+def walk_for(linked_with: int, rows: int = 0) -> int:
+    """The walk for a graph of ``rows`` linked with this expansion: that of the nearest linking measured at
+    or below it, widened as the graph outgrows the size it was measured at (``GROWTH``)."""
     measured = [linking for linking in WALKS if linking <= linked_with]
-    return WALKS[max(measured)] if measured else max(WALKS.values())
+    walk = WALKS[max(measured)] if measured else max(WALKS.values())
+    sizes, walks = zip(*GROWTH, strict=True)
+    widening = float(np.interp(rows, sizes, walks)) / walks[0]  # 1 below the first size, the last above
+    return math.ceil(walk * widening / 32) * 32
 
 
 class Graph:
@@ -49,18 +62,20 @@ class Graph:
         its weakest linking, so it keeps the one it had and is searched with that one's walk."""
         self.dim = dim
         self.linked_with = min(linked_with, EXPANSION_ADD)
-        self.walk = walk_for(self.linked_with)
         self._index = index or Index(
             ndim=dim,
             metric="cos",
             dtype=DTYPE,
             connectivity=CONNECTIVITY,
             expansion_add=EXPANSION_ADD,
-            expansion_search=self.walk,
         )
-        # Neither is kept in the file.
+        # Not kept in the file.
         self._index.expansion_add = EXPANSION_ADD  # type: ignore[misc]
-        self._set_expansion(self.walk)
+
+    @property
+    def walk(self) -> int:
+        """The candidates a search keeps: the walk for the graph's linking and its present size."""
+        return walk_for(self.linked_with, len(self._index))
 
     def _set_expansion(self, value: int) -> None:
         # usearch declares the setters after the properties, which type checkers read as read-only.
@@ -140,12 +155,8 @@ class Graph:
         if count <= 0 or len(self._index) == 0:
             empty = np.full((len(vectors), 0), -1, dtype=np.int64)
             return empty, np.zeros((len(vectors), 0), dtype=np.float32)
-        if max(count, expansion) != self.walk:
-            self._set_expansion(max(count, expansion))
-        try:
-            found: Any = self._index.search(vectors, count, threads=threads)
-        finally:
-            self._set_expansion(self.walk)
+        self._set_expansion(max(count, expansion))
+        found: Any = self._index.search(vectors, count, threads=threads)
         keys = np.atleast_2d(np.asarray(found.keys)).astype(np.int64)
         with np.errstate(invalid="ignore", over="ignore"):
             similarities = 1.0 - np.atleast_2d(np.asarray(found.distances, dtype=np.float32))
