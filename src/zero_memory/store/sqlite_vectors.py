@@ -303,7 +303,7 @@ class IndexSearch:
 def _want(limit: int, excluded: int) -> int:
     """Rows a search reads and scores exactly: the first of the graph's hits in its (int8) order.
 
-    Its graph walk is wide (``graph.walk_for`` the graph's linking) whatever the count; the margin is
+    Its graph walk is wide (``graph.walk_for`` the graph's linking and size) whatever the count; the margin is
     for excluded rows and for that order misplacing near-ties at the edge (measured at 100k memories
     on the graph linked with 256 and walked 1,024, recall's pool of 60: the int8 top 60 holds 0.89 of
     the exact top 60 for paraphrase queries, the top 90 0.99, the top 120 0.998; the exact top ten are
