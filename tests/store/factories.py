@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from zero_memory.domain.memory import AuthorKind, InvalidationReason, Kind, Memory, Rank, Status
+from zero_memory.domain.memory import AuthorKind, Brief, InvalidationReason, Kind, Memory, Rank, Status
 from zero_memory.domain.records import User, Visibility
 from zero_memory.ids import memory_id
 from zero_memory.store import Tx
@@ -122,3 +122,18 @@ class AsSystem:
             object.__setattr__(self, name, value)
         else:
             setattr(self._store, name, value)
+
+
+def brief_of(memory: Memory) -> Brief:
+    """The brief a store reads of a memory: what recall ranks on."""
+    return Brief(
+        memory.id,
+        memory.scope,
+        memory.kind,
+        memory.content,
+        memory.author_kind,
+        memory.agent_name,
+        memory.rank,
+        memory.created_at,
+        memory.status,
+    )

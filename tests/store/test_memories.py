@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.store.factories import add_users, at, axis, content_hash, memory, put, random_unit, visibility
-from zero_memory.domain.memory import InvalidationReason, Kind, Status, brief_of
+from tests.store.factories import add_users, at, axis, brief_of, content_hash, memory, put, random_unit, visibility
+from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import SYSTEM, Store
 
 

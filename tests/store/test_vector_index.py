@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from tests.store.conftest import sqlite_url
-from tests.store.factories import DIM, AsSystem, add_users, at, memory, put, random_unit
+from tests.store.factories import DIM, AsSystem, add_users, at, brief_of, memory, put, random_unit
 from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
-from zero_memory.domain.memory import InvalidationReason, Kind, Status, brief_of
+from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
 from zero_memory.store import graph as graph_module
 from zero_memory.store import vector_index as vector_index_module

@@ -150,20 +150,6 @@ class Brief:
         return self.kind in OPEN_LOOP_KINDS
 
 
-def brief_of(memory: Memory) -> Brief:
-    return Brief(
-        memory.id,
-        memory.scope,
-        memory.kind,
-        memory.content,
-        memory.author_kind,
-        memory.agent_name,
-        memory.rank,
-        memory.created_at,
-        memory.status,
-    )
-
-
 def is_protected(kind: Kind, rank: int) -> bool:
     """An automatic resolution never invalidates a protected memory."""
     return kind in PROTECTED_KINDS and rank >= Rank.AGENT

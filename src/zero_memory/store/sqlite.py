@@ -22,10 +22,10 @@ import numpy as np
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Brief
 from zero_memory.store import migrations
-from zero_memory.store.base import SYSTEM, Reader
+from zero_memory.store.base import Reader
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row
+from zero_memory.store.rows import BRIEF_COLUMNS
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
 from zero_memory.store.term_counts import TermCounts
@@ -120,9 +120,8 @@ class SQLiteTx(SQLiteVectors, SqlTx):
         names = ["seq", "embedding", *BRIEF_COLUMNS.split(", ")]
         for values in self._text_rows(plan, scopes, limit, f"embedding, {BRIEF_COLUMNS}"):
             row = dict(zip(names, values, strict=True))
-            if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
-                vector = row["embedding"]
-                found[row["id"]] = (brief_from_row(row), None if vector is None else self._vector_from_value(vector))
+            if (read := self._readable_brief(row, reader)) is not None:
+                found[row["id"]] = read
         return found
 
     def _text_rows(self, plan: TextPlan, scopes: Collection[str], limit: int, columns: str) -> list[tuple[Any, ...]]:

@@ -94,13 +94,17 @@ class MemoryQueries(SqlBase):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for row in self._brief_rows_with_vectors(chunk):
-                if reader is SYSTEM or row["scope"] in reader.readable:  # type: ignore[union-attr]
-                    vector = row["embedding"]
-                    found[row["id"]] = (
-                        brief_from_row(row),
-                        None if vector is None else self._vector_from_value(vector),
-                    )
+                if (read := self._readable_brief(row, reader)) is not None:
+                    found[row["id"]] = read
         return found
+
+    def _readable_brief(self, row: dict[str, Any], reader: Reader) -> tuple[Brief, np.ndarray | None] | None:
+        """A row of ``BRIEF_COLUMNS`` and ``embedding`` as a brief and its vector (None if it has none), or
+        None when the reader may not see it."""
+        if reader is not SYSTEM and row["scope"] not in reader.readable:  # type: ignore[union-attr]
+            return None
+        vector = row["embedding"]
+        return brief_from_row(row), None if vector is None else self._vector_from_value(vector)
 
     def _brief_rows_with_vectors(self, ids: list[str]) -> Sequence[Any]:
         return self._query(f"SELECT {BRIEF_COLUMNS}, embedding FROM memories WHERE id IN ({marks(len(ids))})", ids)
