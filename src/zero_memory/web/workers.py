@@ -81,24 +81,26 @@ def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
     return [listening_socket(host, bound, reuse_port=True) for _ in range(count)]
 
 
+def _bound_unix(paths: tuple[str, ...], kind: socket.SocketKind) -> list[socket.socket]:
+    """A Unix socket of ``kind`` bound at each path."""
+    bound = []
+    for path in paths:
+        sock = socket.socket(socket.AF_UNIX, kind)
+        sock.bind(path)
+        bound.append(sock)
+    return bound
+
+
 def run_workers(count: int, listeners: list[socket.socket], target: WorkerTarget) -> int:
     """Serve with ``count`` workers, worker i on ``listeners[i]``, until SIGINT or SIGTERM; the exit status
     (1: a worker could not start)."""
     folder = Path(tempfile.mkdtemp(prefix="zm-serve-"))  # mode 0700: only this user reaches the workers
     paths = tuple(str(folder / f"w{index}.sock") for index in range(count))
-    private = []
-    for path in paths:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(path)
-        private.append(sock)
+    private = _bound_unix(paths, socket.SOCK_STREAM)
     # Connections handed from one worker to another (web/spread.py) wait in sockets this process holds, so
     # that a worker started again after a death still gets those sent to it.
     inbox_paths = tuple(str(folder / f"w{index}.in") for index in range(count))
-    inboxes = []
-    for path in inbox_paths:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(path)
-        inboxes.append(sock)
+    inboxes = _bound_unix(inbox_paths, socket.SOCK_DGRAM)
     ledger = Ledger(count)
     spawn = multiprocessing.get_context("spawn")
     stopping = threading.Event()
