@@ -32,6 +32,17 @@ pytestmark = pytest.mark.slow
 # A tick every 1.8 seconds.
 TICK_HOURS = 0.0005
 HANDSHAKE = "2025-11-25"
+# An initialize request of the handshake protocol: the worker that answers it opens the session.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "workers-test", "version": "1"},
+    },
+}
 
 
 @pytest.fixture
@@ -72,18 +83,7 @@ class Session:
             return fresh.post(self.url, json=body, headers=headers)
 
     def open(self) -> str:
-        answer = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": HANDSHAKE,
-                    "capabilities": {},
-                    "clientInfo": {"name": "workers-test", "version": "1"},
-                },
-            }
-        )
+        answer = self.post(INITIALIZE)
         assert answer.status_code == 200, answer.text
         self.id = answer.headers["mcp-session-id"]
         assert self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
@@ -171,16 +171,7 @@ def test_connections_held_open_are_spread_evenly_over_the_workers(workers: tuple
         """The worker serving this connection: a session opens where its initialize arrives, tagged so."""
         answer = client.post(
             f"{deployment.url}/mcp",
-            json={
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": HANDSHAKE,
-                    "capabilities": {},
-                    "clientInfo": {"name": "workers-test", "version": "1"},
-                },
-            },
+            json=INITIALIZE,
             headers={
                 "Authorization": f"Bearer {deployment.tokens['alice']}",
                 "Accept": "application/json, text/event-stream",
