@@ -2,7 +2,7 @@
 
 A seeded corpus of clustered vectors (three owners, every scope, a share of
 invalidated rows) is swept whole, as a full hygiene cycle does, by
-``hygiene.candidates.pairs``: through the SQLite graph (forced on at any
+``hygiene.candidates.pairs``: through the SQLite clusters (forced on at any
 size), SQLite's exact scan, PostgreSQL's HNSW index (forced on) and its exact
 search. Every pair must be two live memories of one owner, at their true
 similarity, above the floor; the pairs must be the exact scan's pairs (the
@@ -24,7 +24,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import pair_key
 from zero_memory.hygiene.candidates import pairs
 from zero_memory.store import Store
-from zero_memory.store.graph import Graph
+from zero_memory.store.clusters import Clusters
 from zero_memory.store.sqlite import SQLiteStore
 
 OWNERS = ["alice", "bob", "carol"]
@@ -35,7 +35,7 @@ ROWS = 600
 CLUSTERS = 40
 
 
-STORES = ["sqlite-graph", "sqlite-graph-scan", "sqlite-exact", "postgres-hnsw", "postgres-exact"]
+STORES = ["sqlite-clusters", "sqlite-clusters-scan", "sqlite-exact", "postgres-hnsw", "postgres-exact"]
 
 
 @pytest.fixture(params=STORES)
@@ -54,7 +54,7 @@ def empty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Store, Any]:
-    """The store a parameter names: SQLite's graph (searched, or scanned whole for a filter keeping few
+    """The store a parameter names: SQLite's clusters (searched, or scanned whole for a filter keeping few
     rows), SQLite's exact scan, PostgreSQL's HNSW index or its exact search."""
     if request.param.startswith("postgres"):
         from zero_memory.store.postgres import PostgresStore
@@ -66,8 +66,8 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Store, A
         request.addfinalizer(lambda: server.drop(url))
     else:
         options = {
-            "sqlite-graph": {"ann_min_rows": 0, "exact_filter_rows": 0},
-            "sqlite-graph-scan": {"ann_min_rows": 0},
+            "sqlite-clusters": {"ann_min_rows": 0, "exact_filter_rows": 0},
+            "sqlite-clusters-scan": {"ann_min_rows": 0},
             "sqlite-exact": {},
         }[request.param]
         opened = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, **options)
@@ -158,29 +158,29 @@ def test_neighbours_tied_at_the_cut_are_taken_in_id_order(empty: Store) -> None:
     assert all(c.b.id == subject.id for c in found)
 
 
-def test_a_walk_that_misses_its_own_subject_walks_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A graph walk can go astray (an approximate index): one that did not even return its subject's own
-    row is repeated wider, so the subject still gets its true neighbours."""
+def test_a_search_that_misses_its_own_subject_searches_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search of the clusters can go astray (an approximate index): one that did not even return its
+    subject's own row is repeated over more clusters, so the subject still gets its true neighbours."""
     opened = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, ann_min_rows=0, exact_filter_rows=0)
     store = cast(Store, AsSystem(opened))
     fill(store)
     truth = exact_pairs(store)
-    search = Graph.search
-    walks: list[int] = []
+    search = Clusters.search
+    walks: list[tuple[int, int]] = []
 
-    def first_walk_astray(graph: Graph, vectors: np.ndarray, count: int, **options: Any) -> Any:
-        """The first walk ends in the opposite part of the graph: each vector's farthest rows."""
-        walks.append(count)
+    def first_walk_astray(clusters: Clusters, vectors: np.ndarray, count: int, **options: Any) -> Any:
+        """The first search scans the opposite part of the clusters: each vector's farthest rows."""
+        walks.append((count, options["probes"]))
         if len(walks) == 1:
             vectors = -vectors
-        return search(graph, vectors, count, **options)
+        return search(clusters, vectors, count, **options)
 
-    monkeypatch.setattr(Graph, "search", first_walk_astray)
+    monkeypatch.setattr(Clusters, "search", first_walk_astray)
     with store.tx() as tx:
         subjects = tx.live_memories(owner="alice", limit=10_000)
         found = {c.key for c in pairs(tx, subjects, floor=FLOOR, limit=LIMIT)}
     opened.close()
-    assert len(walks) >= 2 and walks[1] > walks[0]
+    assert len(walks) >= 2 and walks[1][0] > walks[0][0] and walks[1][1] >= walks[0][1]
     theirs = {s.id for s in subjects}
     alice = {key for key in truth if key.split("|")[0] in theirs}
     assert len(alice) > 50

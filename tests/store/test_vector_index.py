@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -24,20 +23,20 @@ from tests.store.processes import writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store import graph as graph_module
+from zero_memory.store import clusters as clusters_module
 from zero_memory.store import vector_index as vector_index_module
-from zero_memory.store.graph import Graph
+from zero_memory.store.clusters import Clusters, Selection, probes_for
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sqlite import SQLiteStore
 from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 
-GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
+INDEXED = {"ann_min_rows": 0, "exact_filter_rows": 0}
 OWNERS = ["alice", "bob", "carol"]
 SCOPES = ["proj.alice.api", "user.alice", "proj.bob.web", "user.bob", "user.carol"]
 
 
-def open_graph(folder: Path) -> SQLiteStore:
-    return SQLiteStore.open(sqlite_url(folder), dim=DIM, **GRAPH)
+def open_indexed(folder: Path) -> SQLiteStore:
+    return SQLiteStore.open(sqlite_url(folder), dim=DIM, **INDEXED)
 
 
 def fill(store: Store, count: int, *, seed: int = 0) -> list[str]:
@@ -70,13 +69,13 @@ def live_contents(store: Store) -> list[str]:
 
 
 @pytest.fixture
-def graph_store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    store = open_graph(tmp_path)
+def indexed_store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    store = open_indexed(tmp_path)
     yield store
     store.close()
 
 
-@pytest.fixture(params=["graph", "graph-scan", "exact", "postgres"])
+@pytest.fixture(params=["clusters", "clusters-scan", "exact", "postgres"])
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Every way a search is answered: the SQLite graph, the graph scanning filtered rows, the exact scan,
     and PostgreSQL."""
@@ -84,8 +83,8 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
         yield _postgres(request)
         return
     options = {
-        "graph": GRAPH,
-        "graph-scan": {"ann_min_rows": 0, "exact_filter_rows": 3_000},
+        "clusters": INDEXED,
+        "clusters-scan": {"ann_min_rows": 0, "exact_filter_rows": 3_000},
         "exact": {},
     }[request.param]
     store = SQLiteStore.open(sqlite_url(tmp_path), dim=DIM, **options)
@@ -164,16 +163,16 @@ def test_a_search_proposed_from_another_thread_finds_what_similar_finds(any_stor
     assert len(found) == 40
 
 
-def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(graph_store: SQLiteStore) -> None:
+def test_a_search_for_a_few_rows_returns_the_exact_nearest_ones(indexed_store: SQLiteStore) -> None:
     """Only the first of the graph's hits in its own (int8) order are read and scored: the margin
     they keep holds the exact nearest ones, whose order and similarities are exact."""
-    fill(graph_store, 400)
-    with graph_store.tx() as tx:
+    fill(indexed_store, 400)
+    with indexed_store.tx() as tx:
         rows = [r for r in tx.copy_rows("memories", None, 1_000) if r["status"] == "live"]
     for seed in range(30):
         query = random_unit(1_000 + seed)
         exact = exact_order(rows, query)[:5]
-        with graph_store.tx() as tx:
+        with indexed_store.tx() as tx:
             found = tx.similar(query, floor=-1.0, limit=5)
         assert [n.memory.id for n in found] == [memory_id for memory_id, _ in exact]
         assert [n.similarity for n in found] == pytest.approx([s for _, s in exact], abs=1e-6)
@@ -205,12 +204,12 @@ def test_a_filter_scanned_whole_finds_every_row_just_above_a_high_floor(tmp_path
         store.close()
 
 
-def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteStore) -> None:
+def test_candidate_rows_are_read_by_seq_whatever_the_filter(indexed_store: SQLiteStore) -> None:
     """A long list of candidates with an owner filter once made SQLite walk the owner's index whole for
     each chunk of candidates instead of looking the rows up: every read of candidates is by row number."""
-    fill(graph_store, 600)
+    fill(indexed_store, 600)
     queries = np.stack([random_unit(seed) for seed in range(40)])
-    with graph_store.tx() as tx:
+    with indexed_store.tx() as tx:
         statements: list[str] = []
         tx.conn.set_trace_callback(statements.append)
         try:
@@ -226,14 +225,14 @@ def test_candidate_rows_are_read_by_seq_whatever_the_filter(graph_store: SQLiteS
 
 
 def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path) -> None:
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     fill(store, 200)
     assert found_by_index(store, live_contents(store)[:5]) == 5
     assert store.save_index()
     store.close()
-    with closing(open_graph(tmp_path)) as other_writer:  # another process's writes after the snapshot
+    with closing(open_indexed(tmp_path)) as other_writer:  # another process's writes after the snapshot
         later = fill(other_writer, 50, seed=1)
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     try:
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
@@ -243,123 +242,119 @@ def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path)
         store.close()
 
 
-def test_a_snapshot_linked_with_another_connectivity_is_rebuilt_with_the_current_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_snapshot_of_the_graph_the_index_kept_before_is_removed_and_the_clusters_built_from_the_database(
+    tmp_path: Path,
 ) -> None:
-    """A snapshot saved before the graph's density changed keeps its own recall, and rows added to it
-    would keep its density: the index is built again from the database, and saved anew."""
-    store = open_graph(tmp_path)
+    """An upgraded store finds the HNSW graph's snapshot (``…-linked512.usearch``) next to its database:
+    it is not read, it is removed, and every live memory is found through clusters built anew."""
+    store = open_indexed(tmp_path)
     fill(store, 150)
-    found_by_index(store, ["warm"])
-    assert store.save_index()
     store.close()
-    monkeypatch.setattr(graph_module, "CONNECTIVITY", graph_module.CONNECTIVITY + 8)
-    store = open_graph(tmp_path)
+    folder = tmp_path / "zm.db-index"
+    folder.mkdir(exist_ok=True)
+    old = folder / "snapshot-150-150-01ARZ3NDEKTSV4RRFFQ69G5FAV-linked512.usearch"
+    old.write_bytes(b"usearch graph" * 100)
+    store = open_indexed(tmp_path)
     try:
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
-        assert store.index.restored_from is None
+        assert store.index.restored_from is None and store.index.uses_clusters
+        assert not old.exists()
         assert store.save_index()
     finally:
         store.close()
     (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
-    assert Graph.restore(snapshot.path, DIM).connectivity == graph_module.CONNECTIVITY
+    assert snapshot.name.endswith(".faiss")
 
 
-def test_a_snapshot_records_how_its_graph_was_linked_and_a_restart_searches_it_with_that_walk(
-    tmp_path: Path,
-) -> None:
-    store = open_graph(tmp_path)
+def test_a_restart_searches_the_clusters_of_the_snapshot_with_their_own_lists(tmp_path: Path) -> None:
+    store = open_indexed(tmp_path)
     fill(store, 150)
     found_by_index(store, ["warm"])
     assert store.save_index()
+    lists = store.index._clusters.lists if store.index._clusters is not None else 0
     store.close()
     (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
-    assert snapshot.linked_with == graph_module.EXPANSION_ADD
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     try:
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
         assert store.index.restored_from == snapshot.name
-        assert store.index._graph is not None
-        assert store.index._graph.walk == graph_module.walk_for(graph_module.EXPANSION_ADD)
+        assert store.index._clusters is not None
+        assert (store.index._clusters.lists, store.index._clusters.probes) == (lists, probes_for(lists))
     finally:
         store.close()
 
 
-def test_a_snapshot_that_does_not_say_how_it_was_linked_is_used_and_searched_with_the_walk_of_1024(
-    tmp_path: Path,
-) -> None:
-    """Snapshots written before the linking was recorded were linked with an expansion of 256: the graph is
-    as good as it was and is searched as it was, not built again; its weaker linking stays recorded."""
-    store = open_graph(tmp_path)
-    fill(store, 150)
-    found_by_index(store, ["warm"])
-    assert store.save_index()
-    store.close()
-    (snapshot,) = IndexFiles(tmp_path / "zm.db").snapshots()
-    unrecorded = snapshot.path.with_name(re.sub(r"-linked\d+", "", snapshot.name))
-    snapshot.path.rename(unrecorded)
-    store = open_graph(tmp_path)
+def test_the_lists_and_the_lists_scanned_grow_with_the_rows() -> None:
+    """More rows, more lists (about four times their square root, as powers of two); more lists, more of
+    them scanned, though a smaller share: never fewer, never more than there are."""
+    sizes = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]
+    lists = [clusters_module.lists_for(rows) for rows in sizes]
+    assert lists == sorted(lists) and all(1 <= n <= rows for n, rows in zip(lists, sizes, strict=True))
+    assert (clusters_module.lists_for(100_000), clusters_module.lists_for(1_000_000)) == (1_024, 4_096)
+    probes = [probes_for(n) for n in lists]
+    assert probes == sorted(probes) and all(1 <= p <= n for p, n in zip(probes, lists, strict=True))
+    shares = [p / n for p, n in zip(probes, lists, strict=True) if n >= 256]
+    assert shares == sorted(shares, reverse=True)
+    for n, measured in clusters_module.PROBES:
+        assert probes_for(n) == measured
+
+
+def test_clusters_are_trained_again_as_the_rows_outgrow_them(tmp_path: Path) -> None:
+    """Clusters trained for few rows hold many more in each list as the corpus grows: once the rows call
+    for twice the lists, the index is built again from the database, and loses nothing on the way."""
+    store = open_indexed(tmp_path)
     try:
-        fill(store, 20, seed=1)
+        fill(store, 40)
+        found_by_index(store, ["warm"])
+        assert store.index._clusters is not None
+        first = store.index._clusters.lists
+        fill(store, 700, seed=1)
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
-        assert store.index.restored_from == unrecorded.name
-        assert store.index._graph is not None
-        assert (store.index._graph.linked_with, store.index._graph.walk) == (256, 1024)
-        assert store.save_index()
+        assert store.index._clusters.lists >= 2 * first
+        assert store.index._clusters.lists == clusters_module.lists_for(store.index.indexed)
     finally:
         store.close()
-    assert IndexFiles(tmp_path / "zm.db").snapshots()[0].linked_with == 256
 
 
-def test_the_walk_widens_as_the_graph_grows_past_the_size_it_was_measured_at() -> None:
-    """A walk that finds 0.98 of the top ten at 100k rows finds less in a larger graph of the same corpus:
-    the walk for a graph's linking is widened with its rows, never narrowed."""
-    first, _ = graph_module.GROWTH[0]
-    largest, widest = graph_module.GROWTH[-1]
-    for linking, walk in graph_module.WALKS.items():
-        assert graph_module.walk_for(linking, 0) == graph_module.walk_for(linking, first) == walk
-        walks = [graph_module.walk_for(linking, rows) for rows in range(first, 10 * largest, first // 10)]
-        assert walks == sorted(walks) and walks[-1] > walk
-    assert graph_module.walk_for(graph_module.EXPANSION_ADD, largest) == widest
-
-
-def test_a_graph_is_searched_with_the_walk_for_the_rows_it_holds_now(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graph_module, "GROWTH", ((20, 64), (40, 128)))
-    monkeypatch.setattr(graph_module, "WALKS", {256: 128, 512: 64})
-    graph = Graph(DIM)
+def test_a_search_of_the_clusters_returns_only_the_selected_rows_and_scans_more_lists_for_more_hits() -> None:
     rng = np.random.default_rng(0)
-    vectors = rng.standard_normal((60, DIM)).astype(np.float32)
-    for rows, walk in ((20, 64), (30, 96), (40, 128), (60, 128)):
-        graph.add(np.arange(len(graph), rows), vectors[len(graph) : rows])
-        keys, _ = graph.search(vectors[:1], 5)
-        assert graph.walk == walk
-        assert graph._index.expansion_search == walk
-        assert keys[0][0] == 0
-    restored = Graph(DIM, graph._index, linked_with=256)
-    assert restored.walk == 256  # linked with 256: its own walk, widened in the same proportion
+    vectors = rng.standard_normal((4_000, DIM)).astype(np.float32)
+    clusters = Clusters.trained(vectors[:2_000], lists=256)
+    clusters.add(np.arange(4_000), vectors)
+    mask = np.zeros(4_000, dtype=bool)
+    mask[rng.choice(4_000, 300, replace=False)] = True
+    keys, sims = clusters.search(vectors[:5], 50, within=Selection.of(mask))
+    assert (keys >= 0).all() and mask[keys].all()
+    assert (np.diff(sims, axis=1) <= 1e-6).all()
+    assert not mask[0] or keys[0][0] == 0
+    everything, _ = clusters.search(vectors[:1], 4_000, within=Selection.of(np.ones(4_000, dtype=bool)))
+    assert sorted(everything[0].tolist()) == list(range(4_000))  # asked for every row: every list scanned
+    clusters.remove(np.arange(0, 4_000, 2))
+    keys, _ = clusters.search(vectors[:1], 4_000)
+    assert sorted(k for k in keys[0].tolist() if k >= 0) == list(range(1, 4_000, 2))
 
 
 def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Path) -> None:
     """A database restored from a backup, then written again: the newer snapshot describes other rows."""
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     fill(store, 100)
     store.close()
     backup = tmp_path / "backup.db"
     shutil.copy(tmp_path / "zm.db", backup)
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     fill(store, 100, seed=1)
     found_by_index(store, ["warm"])
     assert store.save_index()
     store.close()
     (tmp_path / "zm.db").unlink()
     shutil.copy(backup, tmp_path / "zm.db")
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     later = fill(store, 120, seed=2)  # as many changes as the lost ones, and more
     store.close()
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     try:
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
@@ -375,7 +370,7 @@ def test_a_snapshot_of_another_history_of_the_database_is_not_used(tmp_path: Pat
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
 def test_a_damaged_snapshot_is_rebuilt_from_the_database(tmp_path: Path, damage: str) -> None:
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     fill(store, 150)
     found_by_index(store, ["warm"])
     assert store.save_index()
@@ -385,7 +380,7 @@ def test_a_damaged_snapshot_is_rebuilt_from_the_database(tmp_path: Path, damage:
     snapshot.path.write_bytes(
         {"truncated": data[: len(data) // 2], "garbage": b"\x07" * len(data), "empty": b""}[damage]
     )
-    store = open_graph(tmp_path)
+    store = open_indexed(tmp_path)
     try:
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
@@ -394,28 +389,28 @@ def test_a_damaged_snapshot_is_rebuilt_from_the_database(tmp_path: Path, damage:
         store.close()
 
 
-def test_a_rolled_back_write_leaves_nothing_in_the_index(graph_store: SQLiteStore) -> None:
-    fill(graph_store, 50)
-    live_before = live_contents(graph_store)
-    with pytest.raises(RuntimeError), graph_store.tx(write=True) as tx:
+def test_a_rolled_back_write_leaves_nothing_in_the_index(indexed_store: SQLiteStore) -> None:
+    fill(indexed_store, 50)
+    live_before = live_contents(indexed_store)
+    with pytest.raises(RuntimeError), indexed_store.tx(write=True) as tx:
         put(tx, memory("ghost"), vector_for("ghost"))
         first = next(r["id"] for r in tx.copy_rows("memories", None, 100) if r["content"] == live_before[0])
         tx.set_status(first, Status.INVALIDATED, InvalidationReason.FORGOTTEN, None, at())
-        assert found_by_index(graph_store, ["ghost"]) == 1  # this transaction sees its own rows
-        assert found_by_index(graph_store, live_before[:1]) == 0
+        assert found_by_index(indexed_store, ["ghost"]) == 1  # this transaction sees its own rows
+        assert found_by_index(indexed_store, live_before[:1]) == 0
         raise RuntimeError("fails after searching")
     # The next write reuses the rolled-back counter values and row number.
-    with graph_store.tx(write=True) as tx:
+    with indexed_store.tx(write=True) as tx:
         put(tx, memory("real"), vector_for("real"))
-    assert found_by_index(graph_store, ["ghost"]) == 0
-    live = live_contents(graph_store)
+    assert found_by_index(indexed_store, ["ghost"]) == 0
+    live = live_contents(indexed_store)
     assert live == [*live_before, "real"]
-    assert found_by_index(graph_store, live) == len(live)
+    assert found_by_index(indexed_store, live) == len(live)
 
 
 def test_two_processes_writing_one_database_see_each_others_writes_through_the_index(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path)
-    with closing(open_graph(tmp_path)) as store:
+    with closing(open_indexed(tmp_path)) as store:
         fill(store, 10)
     tags = ["left", "right"]
     procs = [writer("share", url, tag, "40", str(tmp_path), ",".join(tags), stdout=subprocess.PIPE) for tag in tags]
@@ -429,7 +424,7 @@ def test_a_process_killed_while_saving_the_index_leaves_a_store_that_recalls_eve
     tmp_path: Path,
 ) -> None:
     url = sqlite_url(tmp_path)
-    with closing(open_graph(tmp_path)) as store:
+    with closing(open_indexed(tmp_path)) as store:
         fill(store, 10)
     folder = IndexFiles(tmp_path / "zm.db").folder
     rng = random.Random(5)
@@ -450,7 +445,7 @@ def test_a_process_killed_while_saving_the_index_leaves_a_store_that_recalls_eve
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         proc.stdout.close()
-        store = open_graph(tmp_path)
+        store = open_indexed(tmp_path)
         try:
             live = live_contents(store)
             assert found_by_index(store, live) == len(live)
@@ -468,11 +463,11 @@ def _listing(folder: Path) -> list[Path]:
         return []
 
 
-def graph_keys(folder: Path) -> set[int]:
+def snapshot_keys(folder: Path) -> set[int]:
     """The keys of every snapshot saved beside the database."""
     found: set[int] = set()
     for snapshot in IndexFiles(folder / "zm.db").snapshots():
-        found.update(int(k) for k in Graph.restore(snapshot.path, DIM).keys())  # noqa: SIM118 (not a dict)
+        found.update(int(k) for k in Clusters.restore(snapshot.path, DIM).keys())  # noqa: SIM118 (not a dict)
     return found
 
 
@@ -484,9 +479,9 @@ def seqs_of(store: Store, owner: str) -> set[int]:
 def test_an_account_deletion_leaves_no_vector_of_the_user_in_any_process_or_snapshot(tmp_path: Path) -> None:
     """The deleting process rewrites the snapshot; another process that had the vectors (a running server)
     drops them at its next refresh, and no snapshot it saves afterwards holds them."""
-    deleting = cast(Store, AsSystem(open_graph(tmp_path)))
+    deleting = cast(Store, AsSystem(open_indexed(tmp_path)))
     fill(deleting, 300)
-    server = open_graph(tmp_path)
+    server = open_indexed(tmp_path)
     with closing(server):
         probe = vector_for("memory 0-7")
         for store in (server, deleting):
@@ -494,16 +489,16 @@ def test_an_account_deletion_leaves_no_vector_of_the_user_in_any_process_or_snap
                 assert tx.similar(probe, floor=-1.0, limit=300)  # each process's graph holds every vector
         assert deleting.save_index()  # type: ignore[attr-defined]
         alice = seqs_of(deleting, "alice")
-        assert alice and alice <= graph_keys(tmp_path)
+        assert alice and alice <= snapshot_keys(tmp_path)
 
         with deleting.tx(write=True) as tx:
             counts = tx.erase_user("alice", "former-0", at(0))
         deleting.purge_removed()
 
         assert counts["memories"] == len(alice)
-        assert not alice & graph_keys(tmp_path)
+        assert not alice & snapshot_keys(tmp_path)
         assert server.save_index(at_least=1)  # the server catches up before it saves
-        assert not alice & graph_keys(tmp_path)
+        assert not alice & snapshot_keys(tmp_path)
         assert not alice & set(np.flatnonzero(server.index._has).tolist())
         with server.tx() as tx:
             assert {n.memory.owner for n in tx.similar(probe, floor=-1.0, limit=300)} == {"bob", "carol"}
@@ -521,7 +516,7 @@ class _Rows:
         self.seen: list[tuple[int, bool]] = []
 
     def changed_rows(self, after_rev: int, limit: int) -> list[Row]:
-        self.seen.append((self.index.indexed, self.index.uses_graph))
+        self.seen.append((self.index.indexed, self.index.uses_clusters))
         return [row for row in self.rows if row[6] > after_rev][:limit]
 
     def rows_by_seq(self, seqs: Collection[int]) -> list[Row]:
@@ -551,9 +546,9 @@ def test_catching_up_a_large_database_builds_the_graph_once_past_the_bound_not_a
 
     index.refresh(source)
 
-    assert index.uses_graph and index.indexed == 600
-    assert all(uses_graph for indexed, uses_graph in source.seen if indexed >= 120)
-    assert max(indexed for indexed, uses_graph in source.seen if not uses_graph) < 120 + 50
+    assert index.uses_clusters and index.indexed == 600
+    assert all(uses_clusters for indexed, uses_clusters in source.seen if indexed >= 120)
+    assert max(indexed for indexed, uses_clusters in source.seen if not uses_clusters) < 120 + 50
     probe = np.frombuffer(cast(bytes, source.rows[417][5]), dtype=np.float32)
     hits = index.candidates(probe, Filter.of(None, "alice"), want=5, floor=-1.0)
     assert hits[0][0] == 418
@@ -565,12 +560,12 @@ def test_a_row_added_then_removed_within_one_page_leaves_no_vector_in_the_graph(
     index = VectorIndex(DIM, ann_min_rows=0, exact_filter_rows=0)
     source = _Rows(index, 10)
     index.refresh(source)
-    assert index.uses_graph
+    assert index.uses_clusters
     source.rows += [
         (11, "alice", "user.alice", "fact", True, random_unit(11).tobytes(), 11),
         (11, "", "", "", False, None, 12),
     ]
     index.refresh(source)
-    assert index._graph is not None
-    assert not index._graph.contains(np.array([11]))[0]
+    assert index._clusters is not None
+    assert not index._clusters.contains(np.array([11]))[0]
     assert not index._has[11]

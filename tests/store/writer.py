@@ -38,7 +38,7 @@ from tests.store.factories import DIM, AsSystem, memory, put, random_unit
 from zero_memory.store import open_store
 from zero_memory.store.sqlite import SQLiteStore
 
-GRAPH = {"ann_min_rows": 0, "exact_filter_rows": 0}
+INDEXED = {"ann_min_rows": 0, "exact_filter_rows": 0}
 # The graph for everything, built on a thread of its own while searches scan the rows.
 BUILDING = {"ann_min_rows": 0, "exact_filter_rows": 0, "background_rows": 0}
 
@@ -94,7 +94,7 @@ def found_by_index(store: SQLiteStore, contents: list[str]) -> int:
 
 
 def share(url: str, tag: str, count: int, folder: Path, tags: list[str]) -> None:
-    store = SQLiteStore.open(url, dim=DIM, **GRAPH)
+    store = SQLiteStore.open(url, dim=DIM, **INDEXED)
     try:
         found_by_index(store, ["warm"])
         for n in range(count):
@@ -112,7 +112,7 @@ def share(url: str, tag: str, count: int, folder: Path, tags: list[str]) -> None
 
 
 def save_forever(url: str) -> None:
-    store = SQLiteStore.open(url, dim=DIM, **GRAPH)
+    store = SQLiteStore.open(url, dim=DIM, **INDEXED)
     n = 0
     while True:
         with store.tx(write=True) as tx:
@@ -135,7 +135,7 @@ def build_forever(url: str) -> None:
         with store.tx(write=True) as tx:
             put(tx, memory(content, minutes=n), vector_for(content))
         found_by_index(store, [content])
-        if store.index.uses_graph:
+        if store.index.uses_clusters:
             store.save_index()
         n += 1
 

@@ -60,7 +60,7 @@ class BriefNeighbour:
 
 class VectorSearch(Protocol):
     """``Tx.similar`` in two steps, so that an in-process index can be searched while the transaction is
-    read by another thread (recall's graph walk beside its full text)."""
+    read by another thread (recall's search of the clusters beside its full text)."""
 
     # Whether ``propose`` searches an index in this process (worth a second thread beside it); False: it
     # only keeps the vector, and the search is made in SQL by ``neighbours``.
@@ -534,8 +534,8 @@ class Store(Protocol):
 
     def wait_for_index(self) -> None:
         """Return once vector search uses the store's index rather than a scan of the rows: the SQLite
-        store builds a large graph on a thread while searches scan (a benchmark timing the graph, or a
-        step preparing a store, waits for it); PostgreSQL's index is always the table's."""
+        store builds large clusters on a thread while searches scan (a benchmark timing the index, or a
+        step preparing a store, waits for them); PostgreSQL's index is always the table's."""
         ...
 
     def purge_removed(self) -> None:

@@ -1,17 +1,17 @@
 """The vector index's files next to the SQLite database: saved snapshots, written atomically.
 
 A snapshot is one file whose name says what it holds:
-``snapshot-<watermark>-<anchor rev>-<anchor id>-linked<expansion>.usearch`` —
-the graph of every memory change up to ``watermark``, the memory (``anchor
-id``, at ``anchor rev``) that was the newest change at or below it, which
-tells a database that shares that history from one that does not (a restored
-backup, another file), and the expansion its nodes were linked with, which
-sets the walk that searches it (names written before it was recorded lack
-``-linked<expansion>``).
+``snapshot-<watermark>-<anchor rev>-<anchor id>.faiss`` — the clusters of
+every memory change up to ``watermark``, and the memory (``anchor id``, at
+``anchor rev``) that was the newest change at or below it, which tells a
+database that shares that history from one that does not (a restored backup,
+another file).
 A snapshot is written under a temporary name, flushed to disk, then renamed:
 a process killed at any point leaves either the previous snapshots or the new
 one, never half a file under a snapshot's name. Temporary files of processes
-that no longer run are removed.
+that no longer run are removed, and so are the snapshots of the HNSW graph
+the index kept before (``…-linked<expansion>.usearch``): the database holds
+everything they did, and the clusters are built from it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-SUFFIX = ".usearch"
-NAME_RE = re.compile(r"\Asnapshot-(\d+)-(\d+)-([0-9A-Za-z_]+)(?:-linked(\d+))?\.usearch\Z")
+SUFFIX = ".faiss"
+NAME_RE = re.compile(r"\Asnapshot-(\d+)-(\d+)-([0-9A-Za-z_]+)\.faiss\Z")
+OBSOLETE_RE = re.compile(r"\Asnapshot-.*\.usearch\Z")
 TEMP_RE = re.compile(r"\A\.tmp-(\d+)-[0-9a-f]+\Z")
 
 
@@ -35,7 +36,6 @@ class Snapshot:
     watermark: int
     anchor_rev: int
     anchor_id: str
-    linked_with: int | None = None  # None: not recorded
 
     @property
     def name(self) -> str:
@@ -55,10 +55,7 @@ class IndexFiles:
             for entry in os.scandir(self.folder):
                 match = NAME_RE.match(entry.name)
                 if match:
-                    linked = int(match.group(4)) if match.group(4) else None
-                    found.append(
-                        Snapshot(Path(entry.path), int(match.group(1)), int(match.group(2)), match.group(3), linked)
-                    )
+                    found.append(Snapshot(Path(entry.path), int(match.group(1)), int(match.group(2)), match.group(3)))
         return sorted(found, key=lambda s: (-s.watermark, s.name))
 
     def write(
@@ -67,8 +64,6 @@ class IndexFiles:
         anchor_rev: int,
         anchor_id: str,
         save: Callable[[Path], None],
-        *,
-        linked_with: int | None = None,
     ) -> Snapshot:
         """Save a snapshot atomically, then remove older ones."""
         if not re.fullmatch(r"[0-9A-Za-z_]+", anchor_id):
@@ -79,8 +74,7 @@ class IndexFiles:
             save(temp)
             with open(temp, "rb") as handle:
                 os.fsync(handle.fileno())
-            linking = f"-linked{linked_with}" if linked_with is not None else ""
-            final = self.folder / f"snapshot-{watermark}-{anchor_rev}-{anchor_id}{linking}{SUFFIX}"
+            final = self.folder / f"snapshot-{watermark}-{anchor_rev}-{anchor_id}{SUFFIX}"
             os.replace(temp, final)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -91,17 +85,17 @@ class IndexFiles:
             if older.watermark < watermark:
                 self.discard(older)
         self.sweep_temporaries()
-        return Snapshot(final, watermark, anchor_rev, anchor_id, linked_with)
+        return Snapshot(final, watermark, anchor_rev, anchor_id)
 
     def discard(self, snapshot: Snapshot) -> None:
         with contextlib.suppress(OSError):
             snapshot.path.unlink()
 
     def sweep_temporaries(self) -> None:
-        """Remove temporary files left by processes that were killed while saving."""
+        """Remove temporary files left by processes that were killed while saving, and obsolete snapshots."""
         for entry in _entries(self.folder):
             match = TEMP_RE.match(entry.name)
-            if match and not _running(int(match.group(1))):
+            if (match and not _running(int(match.group(1)))) or OBSOLETE_RE.match(entry.name):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 

@@ -1,11 +1,10 @@
-"""Int8 copies of the vectors, by seq: what a search scans while the graph is being built.
+"""Int8 copies of the vectors, by seq: what a search scans while the first clusters are built.
 
 A float32 matrix of a million 512-dimension vectors is 2 GB, held beside the
-graph being built (0.8 GB); int8 rows are a quarter of that. Their cosines are
-within about 0.015 of the exact ones, as the graph's own are, and the store
-scores every candidate exactly from the database's float32 vector anyway, so a
-scan of these rows proposes candidates exactly as a perfect walk of the graph
-would.
+clusters being built (0.5 GB); int8 rows are a quarter of that. Their cosines
+are within about 0.015 of the exact ones, and the store scores every candidate
+exactly from the database's float32 vector anyway, so a scan of these rows
+proposes candidates at least as well as the clusters will.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ class Int8Rows:
         self.codes, self.norms = codes, norms
 
     def put(self, seqs: np.ndarray, vectors: np.ndarray) -> None:
-        """Keep these rows' vectors (rounded to the nearest step, not truncated as usearch does)."""
+        """Keep these rows' vectors (each rounded to the nearest step)."""
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         lengths = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         codes = np.clip(np.rint(vectors / lengths * SCALE), -SCALE, SCALE).astype(np.int8)
@@ -44,3 +43,9 @@ class Int8Rows:
         sims: np.ndarray = vectors @ rows.T
         sims /= np.maximum(self.norms[seqs], 1e-12)
         return sims
+
+    def rows(self, seqs: np.ndarray) -> np.ndarray:
+        """These rows' vectors as float32 (of unit length, to the codes' precision): a sample to train on."""
+        rows = self.codes[seqs].astype(np.float32)
+        rows /= np.maximum(self.norms[seqs], 1e-12)[:, None]
+        return rows

@@ -178,7 +178,7 @@ class SQLiteStore:
     ) -> None:
         self.path = path
         self.dim = dim
-        # A large graph is built on a thread of its own, reading the database in its own transactions.
+        # Large clusters are built on a thread of their own, reading the database in its own transactions.
         self.index = VectorIndex(
             dim,
             files=IndexFiles(path),
@@ -334,8 +334,8 @@ class SQLiteStore:
             return self.index.save(tx, at_least=at_least)
 
     def wait_for_index(self, *, attempts: int = 3) -> None:
-        """Bring the vector index up to the database and wait for a graph being built in the background
-        (started again if it failed, up to ``attempts`` builds): searches use the graph from here on."""
+        """Bring the vector index up to the database and wait for clusters being built in the background
+        (started again if it failed, up to ``attempts`` builds): searches use them from here on."""
         for _ in range(attempts):
             with self.tx() as tx:
                 self.index.refresh(tx)
@@ -349,7 +349,7 @@ class SQLiteStore:
         """After rows were removed (account deletion): no copy of them stays beside the database.
 
         The index drops the removed vectors and replaces its snapshot with one without
-        them, or, with no graph to save, discards the snapshots; the write-ahead log,
+        them, or, with no clusters to save, discards the snapshots; the write-ahead log,
         which still holds the removed pages, is checkpointed and truncated (as far as
         readers in other processes allow; SQLite reuses it either way).
         """

@@ -19,10 +19,10 @@ from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row
 from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 
 CHUNK = 500
-# The sweep's graph walk keeps 16 candidates and no more (a recall's keeps a thousand): its subjects are
-# stored memories, found as well that way (measured at 100k memories, 10,000 subjects, the 32-edge graph:
-# 99.95 % of the exact scan's pairs keeping 16, 99.96 % keeping 24, 99.91 % keeping 12; 16 costs a tenth
-# less CPU than 24).
+# The sweep's search asks the clusters for 16 hits at first and scans a sixth of the clusters a recall
+# scans (``Clusters.narrow_probes``): its subjects are stored memories, whose own neighbours lie in the
+# clusters nearest them (docs/benchmarks.md, "Hygiene sweep"); a search that misses its own subject goes
+# again, wider.
 SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores
 
@@ -147,7 +147,7 @@ class SQLiteVectors:
             floor=floor,
             threads=SWEEP_THREADS,
             walk=SWEEP_WALK,
-            expansion=0,
+            narrow=True,
             known=excluded,
         )
         seqs = np.concatenate(near)
@@ -210,8 +210,8 @@ class SQLiteVectors:
         (``columns``) and similarities.
 
         The filters are applied by SQLite to the candidates' rows, read whole
-        with their vectors in one go: they are few, the first of the graph's
-        hits in its own order (``_want``), and most of them make the cut.
+        with their vectors in one go: they are few, the first of the clusters'
+        hits in their own order (``_want``), and most of them make the cut.
         """
         names, rows = self._passing({seq for seq, _ in hits}, flt, columns)
         id_at = names.index("id") if names else 0
@@ -273,7 +273,7 @@ class SQLiteVectors:
 
 
 class IndexSearch:
-    """A search of the index, caught up in the transaction: the walk (``propose``) reads only the index, in
+    """A search of the index, caught up in the transaction: the search (``propose``) reads only the index, in
     memory, while another thread may read the transaction; the rows it proposes are read and scored in the
     transaction."""
 
@@ -301,13 +301,12 @@ class IndexSearch:
 
 
 def _want(limit: int, excluded: int) -> int:
-    """Rows a search reads and scores exactly: the first of the graph's hits in its (int8) order.
+    """Rows a search reads and scores exactly: the first of the clusters' hits in their (8-bit) order.
 
-    Its graph walk is wide (``graph.walk_for`` the graph's linking and size) whatever the count; the margin is
-    for excluded rows and for that order misplacing near-ties at the edge (measured at 100k memories
-    on the graph linked with 256 and walked 1,024, recall's pool of 60: the int8 top 60 holds 0.89 of
-    the exact top 60 for paraphrase queries, the top 90 0.99, the top 120 0.998; the exact top ten are
-    within the first 20)."""
+    The clusters a search scans are as many whatever the count; the margin is for excluded rows and for
+    that order misplacing near-ties at the edge (measured at 100k memories with int8 scores of the same
+    precision, recall's pool of 60: the int8 top 60 holds 0.89 of the exact top 60 for paraphrase
+    queries, the top 90 0.99, the top 120 0.998; the exact top ten are within the first 20)."""
     return limit + excluded + max(8, limit // 2)
 
 

@@ -3,19 +3,21 @@
 The database is the truth. This index only proposes candidate rows (by
 ``seq``); the store then reads every candidate's row in the caller's
 transaction and scores it exactly from its float32 vector, so the index can
-miss a neighbour only by the graph's approximation, and can never invent one,
+miss a neighbour only by the clusters' approximation, and can never invent one,
 return a row the filters exclude, or report an approximate similarity.
 
 It follows the database through the ``rev`` counter that every memory change
 takes (a trigger), so writes by any process appear at the next search. Below
-``ann_min_rows`` indexed rows it is an exact numpy scan (as fast as a graph
-there, and exact); above, an HNSW graph (``store/graph.py``) saved as a
-snapshot next to the database and caught up from it on the next start.
+``ann_min_rows`` indexed rows it is an exact numpy scan (as fast as an
+approximate index there, and exact); above, the vectors partitioned into
+clusters (``store/clusters.py``), saved as a snapshot next to the database and
+caught up from it on the next start, and trained again, on a thread of its
+own, when the corpus has outgrown its number of clusters.
 
 Filters (owner, scopes, kinds, liveness) are exact: they are masks over the
-rows' current states. A graph search over-fetches in proportion to how few
-rows the mask keeps and widens until enough pass; a mask that keeps few rows
-is scanned whole instead.
+rows' current states. A search of the clusters skips the rows the mask does
+not keep as it scans, and scans more clusters until enough pass; a mask that
+keeps few rows is scanned whole instead.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zero_memory.store.graph import Graph
-from zero_memory.store.graph_build import GraphBuild, Read
+from zero_memory.store.clusters import TRAIN_PER_LIST, Clusters, Selection, lists_for
+from zero_memory.store.clusters_build import ClustersBuild, Read
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.index_source import Row, Source, State
 from zero_memory.store.int8_rows import Int8Rows
@@ -37,17 +39,17 @@ __all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
 
 log = logging.getLogger(__name__)
 
-ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the graph (measured)
+ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the clusters (measured)
 EXACT_FILTER_ROWS = 3_000  # a filter keeping at most this many rows is scanned whole
-# A graph of at least this many rows is built on a thread of its own while searches scan int8 copies of
-# the rows (``store/graph_build.py``): linking 10,000 vectors takes seconds, a million 25 minutes.
+# Clusters of at least this many rows are built on a thread of its own while searches scan int8 copies of
+# the rows (``store/clusters_build.py``): 10,000 vectors take a second, a million one to two minutes.
 BACKGROUND_ROWS = 10_000
 # Rows scored at a time by a scan of one vector: their float32 copy stays in the cache (measured at 100k
 # int8 rows of 512 dimensions, one BLAS thread: 12-17 ms a scan in chunks of 4,096, 60-66 ms in chunks of
 # 16,384, 19 ms for the product with a float32 matrix of them all).
 SCAN_CHUNK = 4_096
 SCAN_SCORES = 4_000_000  # scores computed at a time by a scan of many (the sweep's batches)
-MAX_FETCH = 4_096  # widest graph search before scanning the filtered rows whole
+MAX_FETCH = 4_096  # most hits asked of the clusters before scanning the filtered rows whole
 PAGE = 5_000  # rows read from the database at a time while catching up
 SAVE_MIN_ROWS = 10_000  # changes applied since the last snapshot before saving another
 SIMILARITY_SLACK = 0.02  # int8 scores vs exact ones: keep candidates this far below the floor
@@ -99,8 +101,8 @@ class VectorIndex:
         read: Read | None = None,
         background_rows: int = BACKGROUND_ROWS,
     ) -> None:
-        """``read`` opens a read transaction of the database in the calling thread: given it, a graph of
-        ``background_rows`` or more is built on a thread of its own (none: in the search that needs it)."""
+        """``read`` opens a read transaction of the database in the calling thread: given it, clusters of
+        ``background_rows`` or more are built on a thread of its own (none: in the search that needs it)."""
         self.dim = dim
         self.files = files
         self.ann_min_rows = ann_min_rows
@@ -108,7 +110,7 @@ class VectorIndex:
         self.read = read
         self.background_rows = background_rows
         self.lock = threading.RLock()
-        self._build: GraphBuild | None = None
+        self._build: ClustersBuild | None = None
         self._clear()
 
     def _clear(self) -> None:
@@ -123,11 +125,12 @@ class VectorIndex:
         self._scope = np.zeros(0, dtype=np.int32)
         self._kind = np.zeros(0, dtype=np.int32)
         self._live = np.zeros(0, dtype=bool)
-        self._has = np.zeros(0, dtype=bool)  # the row has a vector in the matrix or the graph
+        self._has = np.zeros(0, dtype=bool)  # the row has a vector in the matrix or the clusters
         self._rev = np.zeros(0, dtype=np.int64)
         self._matrix: np.ndarray | None = np.zeros((0, self.dim), dtype=np.float32)  # exact mode, rows by seq
-        self._int8: Int8Rows | None = None  # while a graph is built in the background
-        self._graph: Graph | None = None
+        self._int8: Int8Rows | None = None  # while the first clusters are built in the background
+        self._clusters: Clusters | None = None
+        self._selections: dict[Filter, Selection] = {}  # masks as the clusters' scans check them
         self._masks: dict[Filter, np.ndarray] = {}
         self._suspects: set[int] = set()
         self._unsaved = 0
@@ -139,16 +142,16 @@ class VectorIndex:
         return int(np.count_nonzero(self._has))
 
     @property
-    def uses_graph(self) -> bool:
-        return self._graph is not None
+    def uses_clusters(self) -> bool:
+        return self._clusters is not None
 
     @property
     def building(self) -> bool:
-        """Whether a graph is being built in the background (searches scan the rows meanwhile)."""
+        """Whether clusters are being built in the background (searches go on meanwhile)."""
         return self._build is not None
 
     def wait(self) -> None:
-        """Wait for a background build to end; the next refresh takes its graph."""
+        """Wait for a background build to end; the next refresh takes its clusters."""
         build = self._build
         if build is not None:
             build.wait()
@@ -185,7 +188,7 @@ class VectorIndex:
             if not self.loaded:
                 self._load(source)
             if self._build is not None and self._build.done:
-                self._take_built_graph()
+                self._take_built_clusters()
             if self._suspects:
                 suspects, self._suspects = sorted(self._suspects), set()
                 found = {row[0]: row for row in source.rows_by_seq(suspects)}
@@ -194,15 +197,22 @@ class VectorIndex:
             while True:
                 rows = source.changed_rows(self.watermark, PAGE)
                 self._apply(rows)
-                # Catching up a large database goes into the graph as soon as it is large enough: the
+                # Catching up a large database goes into clusters as soon as it is large enough: the
                 # exact scan's float32 matrix never holds more than a page beyond the bound (at 1M
                 # memories it would be 2 GB).
-                if self._graph is None and self._build is None and self.indexed >= self.ann_min_rows:
-                    self._start_graph()
+                if self._clusters is None and self._build is None and self.indexed >= max(self.ann_min_rows, 1):
+                    self._start_clusters()
                 if len(rows) < PAGE:
                     break
+            if self._outgrown():
+                self._start_clusters()
             if self._should_save() and source.can_save():
                 self.save(source)
+
+    def _outgrown(self) -> bool:
+        """Whether the clusters should be trained again for the rows there are now (none being built)."""
+        clusters = self._clusters
+        return clusters is not None and self._build is None and self.indexed > 0 and clusters.outgrown(self.indexed)
 
     # -- loading and saving -------------------------------------------------------------
 
@@ -218,54 +228,54 @@ class VectorIndex:
                 self.files.discard(snapshot)
                 continue
             try:
-                graph = Graph.restore(snapshot.path, self.dim, linked_with=snapshot.linked_with)
+                clusters = Clusters.restore(snapshot.path, self.dim)
             except (ValueError, RuntimeError, OSError) as error:
                 log.warning("vector index: %s cannot be used (%s); trying an older one", snapshot.name, error)
                 self.files.discard(snapshot)
                 continue
-            if len(graph) < self.ann_min_rows:
+            if len(clusters) < self.ann_min_rows:
                 return  # small enough for the exact scan, built from the database
-            self._adopt(graph, snapshot.watermark, source)
+            self._adopt(clusters, snapshot.watermark, source)
             self.restored_from = snapshot.name
             return
 
-    def _adopt(self, graph: Graph, watermark: int, source: Source) -> None:
-        """Take a restored graph: states from the database, vectors it lacks or should not have reconciled.
+    def _adopt(self, clusters: Clusters, watermark: int, source: Source) -> None:
+        """Take restored clusters: states from the database, vectors they lack or should not have reconciled.
 
         Rows changed after the snapshot are caught up by the refresh that follows
-        (from ``watermark``); the rows at or below it must all be in the graph,
-        and anything else in the graph must go: a snapshot cannot lose or invent
+        (from ``watermark``); the rows at or below it must all be in the clusters,
+        and anything else in them must go: a snapshot cannot lose or invent
         a row even if it was made by a process that saw another state.
         """
         self._matrix = None
-        self._graph = graph
-        keys = graph.keys()
-        in_graph = np.zeros(int(keys.max()) + 1 if len(keys) else 0, dtype=bool)
-        in_graph[keys] = True
+        self._clusters = clusters
+        keys = clusters.keys()
+        in_clusters = np.zeros(int(keys.max()) + 1 if len(keys) else 0, dtype=bool)
+        in_clusters[keys] = True
         missing: list[int] = []
         after = 0
         while True:
             states = source.row_states(after, PAGE)
             for seq, owner, scope, kind, live, usable, rev in states:
                 self._set_state(seq, owner, scope, kind, live, rev)
-                present = seq < len(in_graph) and bool(in_graph[seq])
+                present = seq < len(in_clusters) and bool(in_clusters[seq])
                 if present:
-                    in_graph[seq] = False
+                    in_clusters[seq] = False
                 if rev > watermark:
                     # Caught up below; its vector, if any, is replaced then.
                     self._has[seq] = present
                 elif usable and not present:
                     missing.append(seq)
                 elif present and not usable:
-                    graph.remove([seq])
+                    clusters.remove([seq])
                 else:
                     self._has[seq] = present
             if len(states) < PAGE:
                 break
             after = states[-1][0]
-        strays = np.flatnonzero(in_graph)
+        strays = np.flatnonzero(in_clusters)
         if len(strays):
-            graph.remove(strays)
+            clusters.remove(strays)
         for start in range(0, len(missing), PAGE):
             self._apply(source.rows_by_seq(missing[start : start + PAGE]), advance=False)
         if missing or len(strays):
@@ -276,20 +286,19 @@ class VectorIndex:
     def _should_save(self) -> bool:
         return (
             self.files is not None
-            and self._graph is not None
+            and self._clusters is not None
             and self._unsaved >= max(SAVE_MIN_ROWS, self.indexed // 10)
         )
 
     def save(self, source: Source, *, at_least: int = 1) -> bool:
-        """Write a snapshot of the graph if it has ``at_least`` changes not yet saved."""
+        """Write a snapshot of the clusters if they have ``at_least`` changes not yet saved."""
         with self.lock:
-            if self.files is None or self._graph is None or self._unsaved < at_least or self._suspects:
+            if self.files is None or self._clusters is None or self._unsaved < at_least or self._suspects:
                 return False
             anchor = source.anchor(self.watermark)
             if anchor is None:
                 return False
-            graph = self._graph
-            self.files.write(self.watermark, anchor[0], anchor[1], graph.save, linked_with=graph.linked_with)
+            self.files.write(self.watermark, anchor[0], anchor[1], self._clusters.save)
             self._unsaved = 0
             return True
 
@@ -312,6 +321,7 @@ class VectorIndex:
         if self._int8 is not None:
             self._int8.grow(new)
         self._masks.clear()
+        self._selections.clear()
 
     def _set_state(self, seq: int, owner: str, scope: str, kind: str, live: bool, rev: int) -> None:
         self._grow(seq + 1)
@@ -340,30 +350,33 @@ class VectorIndex:
                 continue
             if self._matrix is not None:
                 self._matrix[seq] = vector
-            elif self._graph is None or not self._has[seq] or _moved(self._graph, seq, vector):
+            elif self._clusters is None or not self._has[seq] or _moved(self._clusters, seq, vector):
                 added[seq] = vector
             self._has[seq] = True
         keys = np.fromiter(added, dtype=np.int64, count=len(added))
-        if self._graph is not None:
+        if self._clusters is not None:
             if removed:
-                self._graph.remove(removed)
+                self._clusters.remove(removed)
             if added:
-                self._graph.add(keys, np.stack(list(added.values())))
+                self._clusters.add(keys, np.stack(list(added.values())))
         elif self._int8 is not None and added:
             self._int8.put(keys, np.stack(list(added.values())))
         if self._masks:
             seqs = np.array([row[0] for row in rows])
             for flt, mask in self._masks.items():
                 mask[seqs] = self._matches(flt, seqs)
+        self._selections.clear()
         self._unsaved += len(rows)
 
-    def _start_graph(self) -> None:
-        """Leave the exact scan for a graph: built here, or, if large, on a thread while searches scan int8
+    def _start_clusters(self) -> None:
+        """Leave the exact scan for clusters, or train them again for the rows there are now: built here,
+        or, if large, on a thread; searches go on meanwhile, over the clusters there are, or over int8
         copies of the rows (a quarter of the float32 matrix, which is dropped)."""
+        lists = lists_for(self.indexed)
+        if self.read is None or self.indexed < self.background_rows:
+            self._build_clusters(lists)
+            return
         if self._matrix is not None:
-            if self.read is None or self.indexed < self.background_rows:
-                self._build_graph()
-                return
             self._int8 = Int8Rows(self.dim)
             self._int8.grow(len(self._has))
             seqs = np.flatnonzero(self._has)
@@ -371,42 +384,59 @@ class VectorIndex:
                 chunk = seqs[start : start + PAGE]
                 self._int8.put(chunk, self._matrix[chunk])
             self._matrix = None
-        assert self.read is not None
-        log.info("vector index: building the graph in the background; searches scan the rows meanwhile")
-        self._build = GraphBuild(self.dim, self.read)
+        sample = self._sample(lists)
+        log.info("vector index: building %d clusters in the background; searches go on meanwhile", lists)
+        self._build = ClustersBuild(self.read, sample, lists)
         self._build.start()
 
-    def _take_built_graph(self) -> None:
-        """Search the graph a background build made from here on, if it finished.
+    def _sample(self, lists: int) -> np.ndarray:
+        """Vectors to train ``lists`` centroids on: a few dozen a list, drawn evenly from every row."""
+        seqs = np.flatnonzero(self._has)
+        size = min(len(seqs), lists * TRAIN_PER_LIST)
+        seqs = np.sort(np.random.default_rng(len(seqs)).choice(seqs, size, replace=False))
+        if self._matrix is not None:
+            return self._matrix[seqs]
+        if self._int8 is not None:
+            return self._int8.rows(seqs)
+        assert self._clusters is not None
+        return self._clusters.vectors(seqs)
 
-        The graph holds the rows with a vector among those whose latest change is at or below the
-        build's counter value (``store/graph_build.py``); this index knows every row's state up to its
-        own. From the lower of the two, rows are read again and brought into the graph as any change is.
+    def _take_built_clusters(self) -> None:
+        """Search the clusters a background build made from here on, if it finished.
+
+        They hold the rows with a vector among those whose latest change is at or below the build's
+        counter value (``store/clusters_build.py``); this index knows every row's state up to its own.
+        From the lower of the two, rows are read again and brought into the clusters as any change is.
         """
         assert self._build is not None
         build, self._build = self._build, None
         if build.result is None:
             return  # failed or stopped: the next refresh starts another
-        graph, built_at = build.result
-        keys = graph.keys()
+        clusters, built_at = build.result
+        keys = clusters.keys()
         if len(keys):
             self._grow(int(keys.max()) + 1)
         self._has[:] = False
         self._has[keys] = True
-        self._graph, self._int8 = graph, None
+        self._clusters, self._int8 = clusters, None
         self.watermark = min(self.watermark, built_at)
         self._masks.clear()
+        self._selections.clear()
         self._unsaved = len(keys)  # saved at the next refresh outside a write, caught up first
 
-    def _build_graph(self) -> None:
-        """Leave the exact scan: put every vector in a graph and drop the matrix."""
-        assert self._matrix is not None
-        graph = Graph(self.dim)
+    def _build_clusters(self, lists: int) -> None:
+        """Put every vector in new clusters (from the matrix, or read back from the present clusters)."""
         seqs = np.flatnonzero(self._has)
+        clusters = Clusters.trained(self._sample(lists), lists=lists)
+        matrix, present = self._matrix, self._clusters
         for start in range(0, len(seqs), PAGE):
             chunk = seqs[start : start + PAGE]
-            graph.add(chunk, self._matrix[chunk])
-        self._graph, self._matrix = graph, None
+            if matrix is not None:
+                clusters.add(chunk, matrix[chunk])
+            elif present is not None:
+                clusters.add(chunk, present.vectors(chunk))
+        self._clusters, self._matrix = clusters, None
+        self._selections.clear()
         self._unsaved = len(seqs)
 
     # -- filters ------------------------------------------------------------------------
@@ -427,8 +457,16 @@ class VectorIndex:
         if mask is None:
             if len(self._masks) >= 64:
                 self._masks.clear()
+                self._selections.clear()
             mask = self._masks[flt] = self._matches(flt, slice(None))
         return mask
+
+    def _selection(self, flt: Filter) -> Selection:
+        """The filter's mask as a bitmap; made again after a change to any row."""
+        selection = self._selections.get(flt)
+        if selection is None:
+            selection = self._selections[flt] = Selection.of(self._mask(flt))
+        return selection
 
     # -- search -------------------------------------------------------------------------
 
@@ -448,16 +486,17 @@ class VectorIndex:
                 return [[] for _ in range(len(vectors))]
             if self._matrix is not None:
                 return [_top(row, want, floor) for row in self._scores(vectors, self._matrix, mask)]
-            if self._graph is None or population <= self.exact_filter_rows:
+            if self._clusters is None or population <= self.exact_filter_rows:
                 return self._scan(vectors, mask, want, floor)
-            fetch = _fetch_for(want, population / max(self.indexed, 1))
-            keys, sims = self._graph.search(vectors, fetch)
+            fetch = _fetch_for(want)
+            within = self._selection(flt)
+            keys, sims = self._clusters.search(vectors, fetch, within=within)
             results: list[list[tuple[int, float]] | None] = []
             for row_keys, row_sims in zip(keys, sims, strict=True):
                 results.append(self._kept(row_keys, row_sims, mask, want, floor - SIMILARITY_SLACK, fetch))
             for n, found in enumerate(results):
                 if found is None:
-                    results[n] = self._widen(vectors[n], mask, want, floor, fetch)
+                    results[n] = self._widen(vectors[n], flt, want, floor, fetch)
             return [r or [] for r in results]
 
     def nearest_many(
@@ -469,7 +508,7 @@ class VectorIndex:
         floor: float,
         threads: int = 1,
         walk: int | None = None,
-        expansion: int | None = None,
+        narrow: bool = False,
         known: Sequence[tuple[int, int]] = (),
     ) -> list[np.ndarray]:
         """For each vector, the rows the filter keeps that may be among its ``count`` most similar above
@@ -479,14 +518,14 @@ class VectorIndex:
         the scores' error of the last of them (exact scores: a tie; int8 scores: ``TIE_MARGIN``); a
         caller wanting ``count`` neighbours scores only these exactly, not a fixed over-fetch.
 
-        ``walk``: the hits a graph walk returns at first (more when the filter keeps few rows; None: as
-        for a search of ``count`` rows); ``expansion``: the candidates it keeps on the way (at least
-        ``walk``; None: the graph's own walk).
+        ``walk``: the hits a search of the clusters returns at first (None: as for a search of ``count``
+        rows); ``narrow``: it scans the fewer clusters that find a stored memory's own neighbours
+        (``Clusters.narrow_probes``), not a query's.
 
         ``known`` are (vector, seq) rows the caller knows of, such as a subject's own row it leaves
-        out. A graph walk that did not return a known row the filter keeps and that scores above the
-        walk's cut went past part of the neighbourhood (measured at 100k memories: 8 walks of 3,000 did
-        not reach their own subject, and 7 of those missed true neighbours): that walk goes again, wider.
+        out. A search that did not return a known row the filter keeps and that scores above the
+        search's cut did not scan part of the neighbourhood: that search goes again, over four times
+        the clusters.
         """
         with self.lock:
             vectors = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
@@ -497,59 +536,55 @@ class VectorIndex:
                 sims = self._scores(vectors, self._matrix, mask)
                 return [_nearest(np.flatnonzero(row >= floor), row[row >= floor], count, EXACT_TIE) for row in sims]
             population = int(np.count_nonzero(mask))
-            if self._graph is None or population <= self.exact_filter_rows:
+            if self._clusters is None or population <= self.exact_filter_rows:
                 return [
                     _nearest(*_columns(hits), count, TIE_MARGIN) for hits in self._scan(vectors, mask, count, floor)
                 ]
-            selectivity = population / max(self.indexed, 1)
-            fetch = (
-                _fetch_for(count, selectivity)
-                if walk is None
-                else int(min(MAX_FETCH, max(walk, count / selectivity * 1.5)))
-            )
-            return self._walk_many(
-                vectors, mask, count, floor, threads, fetch, expansion, self._probes(vectors, mask, known)
-            )
+            fetch = _fetch_for(count) if walk is None else min(MAX_FETCH, max(walk, count))
+            probes = self._clusters.narrow_probes if narrow else self._clusters.probes
+            known_rows = self._known(vectors, mask, known)
+            return self._search_many(vectors, flt, count, floor, threads, fetch, probes, known_rows)
 
-    def _probes(self, vectors: np.ndarray, mask: np.ndarray, known: Sequence[tuple[int, int]]) -> np.ndarray:
-        """The known rows a walk should find: (vector, seq, the graph's score) of those the filter keeps."""
-        assert self._graph is not None
+    def _known(self, vectors: np.ndarray, mask: np.ndarray, known: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The known rows a search should find: (vector, seq, the clusters' score) of those the filter keeps."""
+        assert self._clusters is not None
         rows = np.array([(n, seq) for n, seq in known if 0 <= seq < len(mask) and mask[seq]], dtype=np.int64)
         if len(rows) == 0:
             return np.zeros((0, 3))
-        rows = rows[self._graph.contains(rows[:, 1])]
-        stored = self._graph.vectors(rows[:, 1])
-        # The graph's cosine: its int8 rows read back are not of unit length (about 0.92).
+        rows = rows[self._clusters.contains(rows[:, 1])]
+        stored = self._clusters.vectors(rows[:, 1])
         norms = np.maximum(np.linalg.norm(stored, axis=1) * np.linalg.norm(vectors[rows[:, 0]], axis=1), 1e-12)
         scores = np.einsum("ij,ij->i", stored, vectors[rows[:, 0]]) / norms
         return np.column_stack([rows, scores])
 
-    def _walk_many(
+    def _search_many(
         self,
         vectors: np.ndarray,
-        mask: np.ndarray,
+        flt: Filter,
         count: int,
         floor: float,
         threads: int,
         fetch: int,
-        expansion: int | None,
-        probes: np.ndarray,
+        probes: int,
+        known: np.ndarray,
     ) -> list[np.ndarray]:
-        assert self._graph is not None
+        assert self._clusters is not None
+        mask, within = self._mask(flt), self._selection(flt)
         found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(vectors)
         pending = np.arange(len(vectors))
         while len(pending):
-            keys, sims = self._graph.search(vectors[pending], fetch, threads=threads, expansion=expansion)
+            keys, sims = self._clusters.search(vectors[pending], fetch, within=within, probes=probes, threads=threads)
             near, cut, short = self._near(keys, sims, mask, count, floor)
             rows = np.split(keys[near], np.cumsum(near.sum(axis=1))[:-1])
             for n, seqs in zip(pending.tolist(), rows, strict=True):
                 found[n] = seqs
             for at in np.flatnonzero(short):
-                hits = self._widen(vectors[pending[at]], mask, count, floor, fetch)
+                hits = self._widen(vectors[pending[at]], flt, count, floor, fetch)
                 found[pending[at]] = _nearest(*_columns(hits), count, TIE_MARGIN)
-            again = _missed(pending, keys, cut, probes) & ~short
-            pending = pending[again] if fetch < MAX_FETCH else pending[:0]
-            fetch = min(fetch * 4, MAX_FETCH)
+            again = _missed(pending, keys, cut, known) & ~short
+            widest = fetch >= MAX_FETCH and probes >= self._clusters.lists
+            pending = pending[again] if not widest else pending[:0]
+            fetch, probes = min(fetch * 4, MAX_FETCH), min(probes * 4, self._clusters.lists)
         return found
 
     @staticmethod
@@ -587,22 +622,23 @@ class VectorIndex:
             return list(zip(kept_keys[:want].tolist(), kept_sims[:want].tolist(), strict=True))
         return None
 
-    def _widen(
-        self, vector: np.ndarray, mask: np.ndarray, want: int, floor: float, fetch: int
-    ) -> list[tuple[int, float]]:
-        assert self._graph is not None
+    def _widen(self, vector: np.ndarray, flt: Filter, want: int, floor: float, fetch: int) -> list[tuple[int, float]]:
+        """Ask the clusters for four times the hits at a time (scanning as many more of them) until enough
+        pass, then scan the filtered rows whole."""
+        assert self._clusters is not None
+        mask, within = self._mask(flt), self._selection(flt)
         while fetch < MAX_FETCH:
             fetch = min(fetch * 4, MAX_FETCH)
-            keys, sims = self._graph.search(vector, fetch)
+            keys, sims = self._clusters.search(vector, fetch, within=within)
             found = self._kept(keys[0], sims[0], mask, want, floor - SIMILARITY_SLACK, fetch)
             if found is not None:
                 return found
         return self._scan(vector[None, :], mask, want, floor)[0]
 
     def _scan(self, vectors: np.ndarray, mask: np.ndarray, want: int, floor: float) -> list[list[tuple[int, float]]]:
-        """Score every row the mask keeps from its int8 copy (the graph's, or the rows kept while a graph
-        is built): each vector's most similar rows above the floor less the slack, twice as many as wanted
-        (the scores are approximate), most similar first."""
+        """Score every row the mask keeps from its 8-bit copy (the clusters', or the int8 rows kept while
+        the first clusters are built): each vector's most similar rows above the floor less the slack,
+        twice as many as wanted (the scores are approximate), most similar first."""
         keep = max(want * 2, want + 16)
         seqs = np.flatnonzero(mask)
         step = min(SCAN_CHUNK, max(keep, SCAN_SCORES // max(len(vectors), 1)))
@@ -625,10 +661,10 @@ class VectorIndex:
     def _cosines(self, vectors: np.ndarray, seqs: np.ndarray) -> np.ndarray:
         if self._int8 is not None:
             return self._int8.cosines(vectors, seqs)
-        assert self._graph is not None
-        # The graph's int8 rows read back are not of unit length (usearch truncates: about 0.93): its
-        # cosine, not the raw product, or every score would be 7 % low and rows just above a floor lost.
-        stored = self._graph.vectors(seqs)
+        assert self._clusters is not None
+        # The cosine with the rows read back, not the raw product: a row's 8-bit copy is of about unit
+        # length, not exactly, and a score a little low would lose a row just above a floor.
+        stored = self._clusters.vectors(seqs)
         sims: np.ndarray = vectors @ stored.T
         sims /= np.maximum(np.linalg.norm(stored, axis=1), 1e-12)
         return sims
@@ -682,18 +718,17 @@ def _columns(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([seq for seq, _ in hits], dtype=np.int64), np.array([sim for _, sim in hits], dtype=np.float32)
 
 
-def _fetch_for(want: int, selectivity: float) -> int:
-    """How many graph neighbours to ask for so that ``want`` of them likely pass a filter."""
-    # Twice the candidates wanted: the benchmark corpus has dense clusters of near-duplicates, where a
-    # narrower search misses some of the exact top ten (recall@10 0.974 at 1.25×, 0.988 at 2×).
-    return int(min(MAX_FETCH, max(want * 2, want / max(selectivity, 1e-6) * 1.5) + 16))
+def _fetch_for(want: int) -> int:
+    """How many hits to ask the clusters for when ``want`` rows are wanted: the scan skips the rows the
+    filter does not keep, so every hit passes it; twice as many, for the rows a caller then leaves out."""
+    return min(MAX_FETCH, want * 2 + 16)
 
 
-def _moved(graph: Graph | None, seq: int, vector: np.ndarray) -> bool:
-    """Whether a row's new vector differs from the graph's copy by more than int8 rounding."""
-    if graph is None:
+def _moved(clusters: Clusters | None, seq: int, vector: np.ndarray) -> bool:
+    """Whether a row's new vector differs from the clusters' copy by more than 8-bit rounding."""
+    if clusters is None:
         return True
-    stored = graph.vectors(np.array([seq]))
+    stored = clusters.vectors(np.array([seq]))
     if len(stored) == 0:
         return True
     return float(stored[0] @ vector) < 0.99 * float(np.linalg.norm(vector))

@@ -1,4 +1,4 @@
-"""The graph built on a thread of its own: searches answer exactly meanwhile, and nothing is lost or invented."""
+"""The clusters built on a thread of its own: searches answer exactly meanwhile, and nothing is lost or invented."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ import pytest
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, at, random_unit
 from tests.store.processes import writer
-from tests.store.test_vector_index import fill, graph_keys, live_contents, seqs_of
+from tests.store.test_vector_index import fill, live_contents, seqs_of, snapshot_keys
 from tests.store.writer import BUILDING, found_by_index
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store import graph_build as graph_build_module
+from zero_memory.store import clusters_build as clusters_build_module
 from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.sqlite import SQLiteStore
 
@@ -45,16 +45,16 @@ class Gate:
         self.read = threading.Event()  # let it read
         self.take = threading.Event()  # let the index take it
         self.built = threading.Event()  # it has read everything
-        real = graph_build_module.build
+        real = clusters_build_module.build
 
-        def held(dim: int, read: Any, stop: threading.Event, **options: Any) -> Any:
+        def held(read: Any, stop: threading.Event, *args: Any, **options: Any) -> Any:
             _wait(self.read, stop)
-            result = real(dim, read, stop, **options)
+            result = real(read, stop, *args, **options)
             self.built.set()
             _wait(self.take, stop)
             return result
 
-        monkeypatch.setattr(graph_build_module, "build", held)
+        monkeypatch.setattr(clusters_build_module, "build", held)
 
     def open(self) -> None:
         self.read.set()
@@ -73,13 +73,13 @@ def search(store: SQLiteStore) -> None:
 
 
 def settle(store: SQLiteStore) -> None:
-    """Search until the index has taken the graph its background build made."""
+    """Search until the index has taken the clusters its background build made."""
     deadline = time.monotonic() + 120
     search(store)
     while store.index.building and time.monotonic() < deadline:
         time.sleep(0.01)
         search(store)
-    assert store.index.uses_graph
+    assert store.index.uses_clusters
 
 
 def assert_exact(store: Store) -> None:
@@ -118,7 +118,7 @@ def test_searches_scan_the_rows_while_the_graph_is_built_then_search_the_graph(t
         fill(store, 300)
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
-        assert store.index.building and not store.index.uses_graph
+        assert store.index.building and not store.index.uses_clusters
         assert_exact(store)
         # Another process writes before the build reads, this one after it has read: the graph
         # holds the first, the index catches up the second once it takes the graph.
@@ -143,7 +143,7 @@ def test_searches_scan_the_rows_while_the_graph_is_built_then_search_the_graph(t
     store = open_building(tmp_path)
     try:
         assert found_by_index(store, live) == len(live)
-        assert store.index.restored_from is not None and store.index.uses_graph
+        assert store.index.restored_from is not None and store.index.uses_clusters
     finally:
         store.close()
 
@@ -166,7 +166,7 @@ def test_an_account_deleted_during_a_build_leaves_no_vector_in_the_graph_or_a_sn
         gate.take.set()
         settle(store)
         assert store.save_index(at_least=0)
-        assert alice and not alice & graph_keys(tmp_path)
+        assert alice and not alice & snapshot_keys(tmp_path)
         assert not alice & set(np.flatnonzero(store.index._has).tolist())
         live = live_contents(deleting)
         assert found_by_index(store, live) == len(live)
@@ -179,7 +179,7 @@ def test_waiting_for_the_index_returns_once_the_graph_is_searched(tmp_path: Path
     try:
         fill(store, 200)
         store.wait_for_index()
-        assert store.index.uses_graph and not store.index.building
+        assert store.index.uses_clusters and not store.index.building
         live = live_contents(store)
         assert found_by_index(store, live) == len(live)
     finally:
@@ -192,12 +192,12 @@ def test_closing_the_store_stops_its_build(tmp_path: Path, gate: Gate) -> None:
     search(store)
     assert store.index.building
     store.close()
-    assert not [t for t in threading.enumerate() if t.name == "zm-graph-build"]
+    assert not [t for t in threading.enumerate() if t.name == "zm-clusters-build"]
     assert not IndexFiles(tmp_path / "zm.db").snapshots()
 
 
 def test_a_failed_build_is_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = graph_build_module.build
+    real = clusters_build_module.build
     failures = iter([True])
 
     def failing_once(*args: Any, **options: Any) -> Any:
@@ -205,7 +205,7 @@ def test_a_failed_build_is_started_again(tmp_path: Path, monkeypatch: pytest.Mon
             raise OSError("disk I/O error")
         return real(*args, **options)
 
-    monkeypatch.setattr(graph_build_module, "build", failing_once)
+    monkeypatch.setattr(clusters_build_module, "build", failing_once)
     store = open_building(tmp_path)
     try:
         fill(store, 100)
