@@ -21,6 +21,7 @@ on the index, never a similarity a caller sees.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -28,8 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import faiss as _faiss
 import numpy as np
+
+# faiss's loader reports at INFO and DEBUG which instruction set it picked: not the server's business, and a
+# CLI whose stderr starts with its error code must not start with that.
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+
+import faiss as _faiss  # noqa: E402 (after its loader's logger is quieted)
 
 # faiss's stubs lack much of what is called here (DirectMap, SearchParametersIVF's arguments, the inverted
 # lists' ids): typed Any, and checked by the tests.
