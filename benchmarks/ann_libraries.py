@@ -1,25 +1,40 @@
 """ANN library comparison on the benchmark corpus: which index the embedded store uses, and why.
 
-    python benchmarks/ann_libraries.py [--size 100000] [--vectors FILE.npy] [--libraries usearch,faiss,hnswlib]
+    python benchmarks/ann_libraries.py [--size 100000] [--vectors FILE.npy --queries FILE.npy]
+        [--libraries clusters,usearch:i8,faiss:sq8,hnswlib]
 
 Embeds ``--size`` synthetic memories with the bundled model (or loads them from
 ``--vectors``, a float32 .npy file of unit vectors, to re-run without
-embedding), then for each library builds an HNSW index with the same graph
-parameters and measures: build time, one-at-a-time add throughput (as a
-``remember`` adds), query p50/p95 for one vector (k = 40, the over-fetch the
-store uses), recall@10 against an exact float32 scan on the corpus queries
-and on held-out memories (the sweep's subjects), the process's memory growth,
-the size of the saved file, and save/load times. Each library runs in its own
-process so memory figures do not mix. Prints one line per library and the
-load average.
+embedding), then for each library builds an index and measures: build time,
+one-at-a-time add throughput (as a ``remember`` adds), query p50/p95 for one
+vector (k = 40, the over-fetch the store uses), recall@10 against an exact
+float32 scan on the corpus queries and on held-out memories (the sweep's
+subjects), a batch search of 2,000 memories on two threads (a sweep), the
+process's memory growth, the size of the saved file, save/load times, and
+removing and replacing memories one at a time (how long each takes, whether
+a removed one is still found and a replaced one found by its new vector).
+Each library runs in its own process so memory figures do not mix. Prints one
+line per library and the load average.
+
+``clusters`` is the store's own index (``store/clusters.py``: faiss IVF with
+8-bit codes, ``lists_for`` the rows, ``probes_for`` the lists, trained on the
+store's sample and filed a page at a time on one thread, as the store builds
+it; the memories' searches scan its ``narrow_probes``, as the sweep's do).
+The others are HNSW graphs with the same parameters: ``usearch:f32|f16|i8``,
+``faiss:flat|sq8|fp16`` (faiss's HNSW; it cannot remove) and ``hnswlib``.
+usearch and hnswlib are not dependencies of the store:
+``pip install usearch hnswlib`` (or the ``bench`` extra,
+``pip install -e '.[bench]'``) to compare them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import multiprocessing
 import os
+import queue
 import resource
 import statistics
 import sys
@@ -40,6 +55,10 @@ EF_SEARCH = 128  # expansion while searching
 FETCH = 40
 HELD_OUT = 1_000  # memories added one at a time after the build, then used as queries
 SWEEP_SUBJECTS = 2_000  # a batch search of this many memories, 11 neighbours each, two threads
+CHANGED = 500  # memories removed one at a time, and as many others replaced by a new vector
+PAGE = 1_000  # rows the store's build files in its clusters at a time
+MODULES = {"clusters": "faiss", "usearch": "usearch", "faiss": "faiss", "hnswlib": "hnswlib"}
+INSTALL = "pip install usearch hnswlib (or the bench extra: pip install -e '.[bench]')"
 
 
 def rss_mb() -> float:
@@ -73,6 +92,13 @@ class Usearch:
     def query(self, vectors: np.ndarray, k: int, threads: int = 1) -> np.ndarray:
         found = self.index.search(vectors, k, threads=threads)
         return np.atleast_2d(found.keys)
+
+    def remove(self, key: int) -> None:
+        self.index.remove(key)
+
+    def replace(self, key: int, vector: np.ndarray) -> None:
+        self.index.remove(key)  # a key is added once: replacing is removing, then adding
+        self.index.add(key, vector, threads=1)
 
     def save(self, path: str) -> None:
         self.index.save(path)
@@ -113,6 +139,9 @@ class Faiss:
         _, ids = self.index.search(np.atleast_2d(vectors), k)
         return ids
 
+    remove = None  # faiss's HNSW indexes cannot remove a vector
+    replace = None
+
     def save(self, path: str) -> None:
         self.faiss.write_index(self.index, path)
 
@@ -141,6 +170,12 @@ class Hnswlib:
         labels, _ = self.index.knn_query(np.atleast_2d(vectors), k=k, num_threads=threads)
         return labels
 
+    def remove(self, key: int) -> None:
+        self.index.mark_deleted(key)
+
+    def replace(self, key: int, vector: np.ndarray) -> None:
+        self.index.add_items(vector.reshape(1, -1), [key], num_threads=1)  # an existing label's vector is updated
+
     def save(self, path: str) -> None:
         self.index.save_index(path)
 
@@ -152,8 +187,57 @@ class Hnswlib:
         self.index.set_ef(EF_SEARCH)
 
 
+class StoreClusters:
+    """The store's own index, built as the store builds it (``VectorIndex._sample``, ``clusters_build``)."""
+
+    def __init__(self, dim: int, capacity: int) -> None:
+        from zero_memory.store.clusters import lists_for
+
+        self.dim = dim
+        self.lists = lists_for(capacity)
+        self.index: Any = None
+
+    def build(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        from zero_memory.store.clusters import TRAIN_PER_LIST, Clusters
+
+        keys = keys.astype(np.int64)
+        size = min(len(keys), self.lists * TRAIN_PER_LIST)
+        sample = vectors[np.sort(np.random.default_rng(len(keys)).choice(len(keys), size, replace=False))]
+        self.index = Clusters.trained(sample, lists=self.lists)
+        for start in range(0, len(keys), PAGE):
+            self.index.add(keys[start : start + PAGE], vectors[start : start + PAGE])
+
+    def add_one(self, key: int, vector: np.ndarray) -> None:
+        self.index.add(np.array([key], dtype=np.int64), vector.reshape(1, -1))
+
+    def query(self, vectors: np.ndarray, k: int, threads: int = 1) -> np.ndarray:
+        keys, _ = self.index.search(np.atleast_2d(vectors), k, threads=threads)
+        return keys
+
+    def query_memories(self, vectors: np.ndarray, k: int, threads: int = 1) -> np.ndarray:
+        """The sweep's searches for stored memories' neighbours scan fewer lists than a query's."""
+        keys, _ = self.index.search(np.atleast_2d(vectors), k, probes=self.index.narrow_probes, threads=threads)
+        return keys
+
+    def remove(self, key: int) -> None:
+        self.index.remove([key])
+
+    def replace(self, key: int, vector: np.ndarray) -> None:
+        self.add_one(key, vector)  # a key already present is replaced
+
+    def save(self, path: str) -> None:
+        self.index.save(Path(path))
+
+    def load(self, path: str) -> None:
+        from zero_memory.store.clusters import Clusters
+
+        self.index = Clusters.restore(Path(path), self.dim)
+
+
 def make(name: str, dim: int, capacity: int) -> Any:
     library, _, variant = name.partition(":")
+    if library == "clusters":
+        return StoreClusters(dim, capacity)
     if library == "usearch":
         return Usearch(dim, variant or "f32")
     if library == "faiss":
@@ -214,10 +298,11 @@ def run(name: str, vectors_path: str, queries_path: str, out: Any) -> None:
     truth = exact(matrix, queries_, 10)
     recall_raw = recall_at(np.array(found), truth)
     recall_queries = recall_at(rescored(matrix, queries_, np.array(found)), truth)
-    subjects = index.query(held, FETCH, threads=2)
+    query_memories = getattr(index, "query_memories", index.query)
+    subjects = query_memories(held, FETCH, threads=2)
     recall_subjects = recall_at(rescored(matrix, held, subjects, skip_self=n), exact(matrix, held, 11)[:, 1:])
     started = time.perf_counter()
-    index.query(base[:SWEEP_SUBJECTS], 11, threads=2)
+    query_memories(base[:SWEEP_SUBJECTS], 11, threads=2)
     sweep_s = time.perf_counter() - started
 
     with tempfile.TemporaryDirectory() as directory:
@@ -232,6 +317,7 @@ def run(name: str, vectors_path: str, queries_path: str, out: Any) -> None:
         after = recall_at(
             np.array([index.query(q.reshape(1, -1), FETCH)[0] for q in queries_]), exact(matrix, queries_, 10)
         )
+    changes = remove_and_replace(index, matrix, n)
     out.put(
         {
             "library": name,
@@ -248,8 +334,37 @@ def run(name: str, vectors_path: str, queries_path: str, out: Any) -> None:
             "save_s": round(save_s, 2),
             "load_s": round(load_s, 2),
             "recall10_after_load": round(after, 4),
+            **changes,
         }
     )
+
+
+def remove_and_replace(index: Any, matrix: np.ndarray, n: int) -> dict[str, Any]:
+    """Remove ``CHANGED`` memories one at a time, then give as many others a new vector (halfway to another
+    memory's): the time each takes, how many removed ones a search for their vector still returns, and the
+    share of replaced ones a search for their new vector returns."""
+    if index.remove is None:
+        return {"remove_ms": None, "replace_ms": None, "removed_found": None, "replaced_found": None}
+    removed = np.arange(0, n, n // CHANGED)[:CHANGED]
+    replaced = removed + 1
+    moved = matrix[replaced] + matrix[(replaced + n // 2) % n]
+    moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+    started = time.perf_counter()
+    for key in removed.tolist():
+        index.remove(key)
+    remove_ms = (time.perf_counter() - started) * 1000 / CHANGED
+    started = time.perf_counter()
+    for key, vector in zip(replaced.tolist(), moved, strict=True):
+        index.replace(key, vector)
+    replace_ms = (time.perf_counter() - started) * 1000 / CHANGED
+    still = index.query(matrix[removed], FETCH, threads=2)
+    found = index.query(moved, FETCH, threads=2)
+    return {
+        "remove_ms": round(remove_ms, 3),
+        "replace_ms": round(replace_ms, 3),
+        "removed_found": int(sum(key in row for key, row in zip(removed, still, strict=True))),
+        "replaced_found": round(float(np.mean([key in row for key, row in zip(replaced, found, strict=True)])), 4),
+    }
 
 
 def embed_corpus(size: int, directory: Path) -> tuple[str, str]:
@@ -266,16 +381,51 @@ def embed_corpus(size: int, directory: Path) -> tuple[str, str]:
     return str(vectors_path), str(queries_path)
 
 
+def importable(modules: Any) -> list[str]:
+    return [module for module in set(modules) if importlib.util.find_spec(module) is not None]
+
+
+def result_of(process: Any, results: Any, name: str) -> dict[str, Any]:
+    """The row a library's process puts, or an exit when the process ends without one."""
+    while True:
+        try:
+            row: dict[str, Any] = results.get(timeout=5)
+            return row
+        except queue.Empty:
+            if not process.is_alive():
+                raise SystemExit(f"{name}: the measuring process failed (exit code {process.exitcode})") from None
+
+
+def changes(row: dict[str, Any]) -> str:
+    if row["remove_ms"] is None:
+        return "remove/replace: not supported"
+    return (
+        f"remove {row['remove_ms']} ms, replace {row['replace_ms']} ms "
+        f"({row['removed_found']} removed found, {row['replaced_found']:.3f} replaced found)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--vectors", default=None, help="a float32 .npy of unit vectors (skips embedding)")
     parser.add_argument("--queries", default=None, help="a float32 .npy of query vectors (with --vectors)")
     parser.add_argument(
-        "--libraries", default="usearch:f32,usearch:f16,usearch:i8,faiss:flat,faiss:sq8,faiss:fp16,hnswlib"
+        "--libraries",
+        default="clusters,usearch:f32,usearch:f16,usearch:i8,faiss:flat,faiss:sq8,faiss:fp16,hnswlib",
+        help="comma-separated: clusters, usearch:f32|f16|i8, faiss:flat|sq8|fp16, hnswlib",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    names = args.libraries.split(",")
+    unknown = sorted({name for name in names if name.partition(":")[0] not in MODULES})
+    if unknown:
+        raise SystemExit(f"unknown libraries: {', '.join(unknown)} (known: {', '.join(MODULES)})")
+    missing = sorted({MODULES[name.partition(":")[0]] for name in names} - set(importable(MODULES.values())))
+    if missing:
+        raise SystemExit(f"not installed: {', '.join(missing)}. To compare them: {INSTALL}")
+    if args.vectors and not args.queries:
+        raise SystemExit("--vectors needs --queries (a float32 .npy of query vectors)")
     if args.vectors:
         vectors_path, queries_path = args.vectors, args.queries
     else:
@@ -283,11 +433,11 @@ def main() -> None:
     context = multiprocessing.get_context("spawn")
     print(f"load average before: {os.getloadavg()}", flush=True)
     rows = []
-    for name in args.libraries.split(","):
-        queue = context.Queue()
-        process = context.Process(target=run, args=(name, vectors_path, queries_path, queue))
+    for name in names:
+        results = context.Queue()
+        process = context.Process(target=run, args=(name, vectors_path, queries_path, results))
         process.start()
-        row = queue.get()
+        row = result_of(process, results, name)
         process.join()
         row["load_average"] = round(os.getloadavg()[0], 2)
         rows.append(row)
@@ -300,7 +450,7 @@ def main() -> None:
             f"{row['recall10_subjects']:.4f} (memories) | {SWEEP_SUBJECTS} subjects {row['sweep_s']:>5} s | "
             f"memory {row['memory_mb']:>5} MB | file {row['file_mb']:>5} MB | "
             f"save {row['save_s']} s load {row['load_s']} s (recall after load {row['recall10_after_load']:.4f}) | "
-            f"load avg {row['load_average']}",
+            f"{changes(row)} | load avg {row['load_average']}",
             flush=True,
         )
     if args.json:
