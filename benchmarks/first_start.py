@@ -1,4 +1,4 @@
-"""A first start without an index snapshot: how soon searches answer, how fast while the graph is built, and after.
+"""A first start without an index snapshot: how soon searches answer, how fast while the clusters are built, and after.
 
     python benchmarks/first_start.py --home DIR [--queries 300] [--building-seconds S]
 
@@ -6,12 +6,12 @@ DIR is a copy of a ``scale.py`` home (its ``zm.db-index`` folder is removed:
 use a copy). One process opens the store as a server would and searches with
 recall's pool and floor over the caller's read set, the queries already
 embedded: the first search (which reads every row), then the corpus's
-queries in turn while the graph is built on its thread, until the index takes
-the graph, then the same queries on the graph. Prints the time to the first
-answer, search p50 / p95 during the build and after, the time until the
-graph is searched, peak RSS and the load average. ``--building-seconds S``
-stops after S seconds of searches during the build (a million memories take
-most of an hour to link): the store is closed and the build stopped.
+queries in turn while the clusters are built on their thread, until the index
+takes them, then the same queries on the clusters. Prints the time to the
+first answer, search p50 / p95 during the build and after, the time until the
+clusters are searched, peak RSS and the load average. ``--building-seconds S``
+stops after S seconds of searches during the build: the store is closed and
+the build stopped.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def main() -> None:
     deadline = opened + args.building_seconds if args.building_seconds else float("inf")
     while app.store.index.building and time.perf_counter() < deadline:
         during.append(search(vectors[len(during) % len(vectors)]))
-    graph_s = time.perf_counter() - opened
+    built_s = time.perf_counter() - opened
     after = [] if app.store.index.building else [search(vector) for vector in vectors]
     building_rss = peak_rss_mb()
     app.close()
@@ -71,9 +71,9 @@ def main() -> None:
         "searches_while_building": len(during),
         "building_p50_ms": round(statistics.median(during), 2) if during else None,
         "building_p95_ms": round(percentile(during, 95), 2) if during else None,
-        "graph_searched_after_s": round(graph_s, 1) if after else None,
-        "graph_p50_ms": round(statistics.median(after), 2) if after else None,
-        "graph_p95_ms": round(percentile(after, 95), 2) if after else None,
+        "clusters_searched_after_s": round(built_s, 1) if after else None,
+        "clusters_p50_ms": round(statistics.median(after), 2) if after else None,
+        "clusters_p95_ms": round(percentile(after, 95), 2) if after else None,
         "peak_rss_mb": building_rss,
     }
     print(json.dumps(row), flush=True)

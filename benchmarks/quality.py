@@ -92,7 +92,7 @@ def sqlite_app(home: Path, size: int) -> App:
         started = time.perf_counter()
         report = import_path(app, Caller(OWNER, client="benchmark"), corpus, scope="personal")
         print(f"  imported {report.imported} into SQLite in {time.perf_counter() - started:.0f} s", flush=True)
-    app.store.wait_for_index()  # recall searches the graph, as a server does once it is built
+    app.store.wait_for_index()  # recall searches the clusters, as a server does once they are built
     return app
 
 

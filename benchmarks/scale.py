@@ -1,4 +1,4 @@
-"""Scale benchmark for the embedded store: import, index, recall — the graph index beside the exact-scan floor.
+"""Scale benchmark for the embedded store: import, index, recall — the clusters index beside the exact-scan floor.
 
     python benchmarks/scale.py --size 100000 [--home DIR] [--queries 300] [--json]
     python benchmarks/scale.py --size 1000000 --home /var/tmp/zm-1m [--import-only]
@@ -12,13 +12,13 @@ Phases, each in its own process so that peak RSS is per phase, on one database:
    disk used (database and index) and the phase's peak RSS. Skipped when
    ``--home`` already holds the corpus. ``--import-only`` stops after the
    import, before the index is built (the next run's first search builds it).
-2. graph: a new process opens the store (the index loads from its snapshot)
+2. clusters: a new process opens the store (the index loads from its snapshot)
    and runs ``--queries`` recalls: the whole call (query embedding, vector
    search, full text, fusion) and, separately, the vector part (``similar``
    over the caller's read set with recall's pool size and floor, the query
    already embedded), after one untimed pass over the queries. Peak RSS.
 3. exact: the same on the same database with the exact scan (the floor), and
-   the vector recall@10 of the graph against it: on the queries, on 300
+   the vector recall@10 of the clusters against it: on the queries, on 300
    paraphrase queries of the quality benchmark (``corpus.paraphrase_queries``,
    aimed at its notes: run with ``--home`` on a copy of ``quality.py``'s
    database of the same size to measure them on the corpus they were written
@@ -107,7 +107,7 @@ def import_phase(home: Path, size: int, build_index: bool, out: Any) -> None:
     if build_index:
         with app.store.tx() as tx:
             tx.similar(app.embedder.embed(["build the index"])[0], floor=0.0, limit=1)
-        app.store.wait_for_index()  # the graph is built on a thread while the first searches scan the rows
+        app.store.wait_for_index()  # the clusters are built on a thread while the first searches scan the rows
     build_s = time.perf_counter() - started
     started = time.perf_counter()
     app.close()
@@ -129,7 +129,7 @@ def import_phase(home: Path, size: int, build_index: bool, out: Any) -> None:
     )
 
 
-def recall_phase(home: Path, config: str, size: int, count: int, graph_hits: dict[str, Any] | None, out: Any) -> None:
+def recall_phase(home: Path, config: str, size: int, count: int, index_hits: dict[str, Any] | None, out: Any) -> None:
     from zero_memory.access.caller import Caller
     from zero_memory.access.visibility import visibility
     from zero_memory.memory.recall import recall
@@ -144,7 +144,7 @@ def recall_phase(home: Path, config: str, size: int, count: int, graph_hits: dic
     with app.store.tx() as tx:
         readable = sorted(visibility(tx, OWNER).readable)
         tx.similar(vectors[0], floor=0.0, limit=1)
-    app.store.wait_for_index()  # without a snapshot, until the graph built on a thread is searched
+    app.store.wait_for_index()  # without a snapshot, until the clusters built on a thread are searched
     open_s = time.perf_counter() - started
     with app.store.tx() as tx:
         subjects = tx.live_memories(owner=OWNER, limit=SUBJECT_SAMPLES, newest_first=True)
@@ -198,10 +198,10 @@ def recall_phase(home: Path, config: str, size: int, count: int, graph_hits: dic
         "paraphrase_top10": paraphrase_top,
         "subject_top10": subject_top,
     }
-    if graph_hits is not None:
-        row["recall10_queries"] = round(_overlap(graph_hits["top10"], top10), 4)
-        row["recall10_paraphrases"] = round(_overlap(graph_hits["paraphrase_top10"], paraphrase_top), 4)
-        row["recall10_memories"] = round(_overlap(graph_hits["subject_top10"], subject_top), 4)
+    if index_hits is not None:
+        row["recall10_queries"] = round(_overlap(index_hits["top10"], top10), 4)
+        row["recall10_paraphrases"] = round(_overlap(index_hits["paraphrase_top10"], paraphrase_top), 4)
+        row["recall10_memories"] = round(_overlap(index_hits["subject_top10"], subject_top), 4)
     out.put(row)
 
 
@@ -238,11 +238,11 @@ def main() -> None:
         _print(rows[-1], args.json)
     if args.import_only:
         return
-    graph = run(context, recall_phase, home, "graph", args.size, args.queries, None)
-    _print(graph, args.json)
-    exact = run(context, recall_phase, home, "exact", args.size, args.queries, graph)
+    clusters = run(context, recall_phase, home, "clusters", args.size, args.queries, None)
+    _print(clusters, args.json)
+    exact = run(context, recall_phase, home, "exact", args.size, args.queries, clusters)
     _print(exact, args.json)
-    rows += [graph, exact]
+    rows += [clusters, exact]
     if args.json:
         print(json.dumps([{k: v for k, v in r.items() if "top10" not in k} for r in rows], indent=2))
 

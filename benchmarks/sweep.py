@@ -1,17 +1,17 @@
-"""Hygiene sweep benchmark: candidate generation through the graph index beside the exact scan, and a routine sweep.
+"""Hygiene sweep benchmark: candidate generation through the clusters index beside the exact scan, and a routine sweep.
 
     python benchmarks/sweep.py [--size 100000] [--subjects 10000] [--new 1000] [--home DIR] [--json]
 
 On one corpus of --size memories (built, or reused with --home), each in its
 own process:
 
-1. graph: candidate generation (nearest neighbours above the sweep floor, at
+1. clusters: candidate generation (nearest neighbours above the sweep floor, at
    most 3 per subject, subjects in batches) for the --subjects newest
    memories through the store's vector index; the pre-judge filters; the
    whole pair scan (judge, route, act) with a fake judge that answers
    "unrelated" at once.
 2. exact: the same candidate generation with the exact scan (the floor), and
-   how many of its pairs the graph found.
+   how many of its pairs the clusters found.
 3. routine: --new memories are written, then a routine sweep's subjects (the
    memories created or touched since just before) get their candidates: the
    index catches up with the new rows and searches only for them, so this
@@ -101,7 +101,7 @@ def generation(home: Path, config: str, subjects_count: int, full_scan: bool, ou
     with app.store.tx() as tx:
         subjects = tx.live_memories(owner=OWNER, limit=subjects_count, newest_first=True)
         tx.similar(app.embedder.embed(["warm the index"])[0], floor=0.0, limit=1, owner=OWNER)
-    app.store.wait_for_index()  # without a snapshot, until the graph built on a thread is searched
+    app.store.wait_for_index()  # without a snapshot, until the clusters built on a thread are searched
     warm = time.perf_counter() - started
     started, cpu = time.perf_counter(), time.process_time()
     with app.store.tx() as tx:
@@ -117,7 +117,7 @@ def generation(home: Path, config: str, subjects_count: int, full_scan: bool, ou
         "subjects_per_s": round(len(subjects) / generation_s, 1),
         "pair_keys": sorted(c.key for c in candidates),
     }
-    if config == "graph" and full_scan:
+    if config == "clusters" and full_scan:
         started = time.perf_counter()
         with app.store.tx() as tx:
             paths = project_paths(tx, OWNER)
@@ -204,12 +204,12 @@ def main() -> None:
     home.mkdir(parents=True, exist_ok=True)
     context = multiprocessing.get_context("spawn")
     corpus = run(context, build, home, args.size)["corpus"]
-    rows = [run(context, generation, home, "graph", args.subjects, not args.no_full_scan)]
+    rows = [run(context, generation, home, "clusters", args.subjects, not args.no_full_scan)]
     if not args.no_exact:
         rows.append(run(context, generation, home, "exact", args.subjects, False))
         found = set(rows[0]["pair_keys"])
         truth = set(rows[1]["pair_keys"])
-        rows[1]["graph_found_share"] = round(len(found & truth) / len(truth), 4) if truth else 1.0
+        rows[1]["clusters_found_share"] = round(len(found & truth) / len(truth), 4) if truth else 1.0
     if args.new:
         rows.append(run(context, routine, home, args.new))
     for row in rows:
