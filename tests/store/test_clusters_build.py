@@ -47,9 +47,9 @@ class Gate:
         self.built = threading.Event()  # it has read everything
         real = clusters_build_module.build
 
-        def held(read: Any, stop: threading.Event, *args: Any, **options: Any) -> Any:
+        def held(clusters: Any, read: Any, stop: threading.Event, **options: Any) -> Any:
             _wait(self.read, stop)
-            result = real(read, stop, *args, **options)
+            result = real(clusters, read, stop, **options)
             self.built.set()
             _wait(self.take, stop)
             return result

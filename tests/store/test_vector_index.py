@@ -569,3 +569,32 @@ def test_a_row_added_then_removed_within_one_page_leaves_no_vector_in_the_graph(
     assert index._clusters is not None
     assert not index._clusters.contains(np.array([11]))[0]
     assert not index._has[11]
+
+
+def test_memories_with_one_vector_score_exactly_alike_and_come_in_id_order(any_store: Store) -> None:
+    """Copies of one vector are one similarity, wherever they sit among the candidates: ties come in id
+    order on every store. (SQLite scored the candidates by BLAS's matrix-vector product, which rounds
+    identical rows differently by their place in the matrix: two copies scored -0.136847496 and
+    -0.136847511, rounded to six decimals on either side of a step, and came out of id order.)"""
+    rng = np.random.default_rng(3)
+    copied = random_unit(11)
+    with any_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(3):
+            put(tx, memory(f"other {n}", minutes=n), random_unit(100 + n))
+    copies: list[str] = []
+    for n in range(12):
+        with any_store.tx(write=True) as tx:
+            copy = memory(f"copy {n}", minutes=10 + n)
+            put(tx, copy, copied)
+            copies.append(copy.id)
+            if n % 2:
+                vector = rng.standard_normal(DIM).astype(np.float32)
+                put(tx, memory(f"between {n}", minutes=10 + n), vector / np.linalg.norm(vector))
+        for seed in range(8):
+            with any_store.tx() as tx:
+                found = tx.similar(random_unit(500 + seed), floor=-1.0, limit=100)
+            scored = [(hit.memory.id, hit.similarity) for hit in found if hit.memory.id in copies]
+            assert len(scored) == len(copies)
+            assert len({similarity for _, similarity in scored}) == 1, scored
+            assert [memory_id for memory_id, _ in scored] == sorted(copies)

@@ -47,11 +47,9 @@ PAGE = 1_000
 Read = Callable[[], AbstractContextManager[Source]]
 
 
-def build(
-    read: Read, stop: threading.Event, sample: np.ndarray, lists: int, *, page: int = PAGE
-) -> tuple[Clusters, int] | None:
-    """The index of every vector in the database and the counter value it reflects; None if stopped."""
-    clusters = Clusters.trained(sample, lists=lists)
+def build(clusters: Clusters, read: Read, stop: threading.Event, *, page: int = PAGE) -> tuple[Clusters, int] | None:
+    """Every vector in the database filed into these (trained, empty) clusters, and the counter value they
+    reflect; None if stopped."""
     watermark = 0
     while not stop.is_set():
         with read() as source:
@@ -79,14 +77,19 @@ class ClustersBuild:
 
     def __init__(self, read: Read, sample: np.ndarray, lists: int) -> None:
         self.read = read
-        self.sample = sample
         self.lists = lists
+        self._sample: np.ndarray | None = sample  # released once trained (a quarter of a GB at a million rows)
         self.result: tuple[Clusters, int] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zm-clusters-build", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def _take_sample(self) -> np.ndarray:
+        sample, self._sample = self._sample, None
+        assert sample is not None
+        return sample
 
     @property
     def done(self) -> bool:
@@ -104,13 +107,11 @@ class ClustersBuild:
     def _run(self) -> None:
         started = time.monotonic()
         try:
-            self.result = build(self.read, self._stop, self.sample, self.lists)
+            self.result = build(Clusters.trained(self._take_sample(), lists=self.lists), self.read, self._stop)
         except Exception:
             # The vector index starts another build at its next refresh; searches go on meanwhile.
             log.exception("vector index: building the clusters failed")
             return
-        finally:
-            self.sample = np.zeros((0, 0), dtype=np.float32)  # not held once trained
         if self.result is not None:
             log.info(
                 "vector index: %d rows in %d lists built in %.0f s",

@@ -220,7 +220,10 @@ class SQLiteVectors:
         if not seqs:
             return []
         matrix = np.frombuffer(b"".join(rows[seq][1] for seq in seqs), dtype=np.float32)
-        similarities = matrix.reshape(len(seqs), self.dim) @ np.asarray(vector, dtype=np.float32)
+        # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
+        # differently by where they sit in the matrix (measured: most products of a few identical 16- to
+        # 512-dimension rows), so equal memories came out unequal and not in id order.
+        similarities = np.einsum("ij,j->i", matrix.reshape(len(seqs), self.dim), np.asarray(vector, dtype=np.float32))
         above = similarities >= floor
         scored = [
             (similarity, rows[seq][id_at], seq)
