@@ -513,10 +513,10 @@ class _Rows:
         self.rows: list[Row] = [
             (seq, "alice", "user.alice", "fact", True, random_unit(seq).tobytes(), seq) for seq in range(1, count + 1)
         ]
-        self.seen: list[tuple[int, bool]] = []
+        self.seen: list[tuple[int, bool]] = []  # (rows indexed, whether the float32 matrix holds them)
 
     def changed_rows(self, after_rev: int, limit: int) -> list[Row]:
-        self.seen.append((self.index.indexed, self.index.uses_clusters))
+        self.seen.append((self.index.indexed, self.index._matrix is not None))
         return [row for row in self.rows if row[6] > after_rev][:limit]
 
     def rows_by_seq(self, seqs: Collection[int]) -> list[Row]:
@@ -535,20 +535,29 @@ class _Rows:
         return False
 
 
-def test_catching_up_a_large_database_builds_the_graph_once_past_the_bound_not_after_every_page(
+def test_catching_up_a_large_database_keeps_int8_copies_past_the_bound_and_makes_clusters_for_every_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The exact scan's matrix holds at most a page beyond ``ann_min_rows``: a million rows never pass
-    through it (2 GB of float32), they go into the graph page by page."""
+    """The exact scan's matrix holds at most a page beyond the bound: a million rows never pass through it
+    (2 GB of float32), they are kept as int8 copies page by page; the clusters are made once every row is
+    read, with the lists for all of them (not for the rows read when the bound was passed)."""
     monkeypatch.setattr(vector_index_module, "PAGE", 50)
-    index = VectorIndex(DIM, ann_min_rows=120, exact_filter_rows=0)
+    trained: list[int] = []
+    train = Clusters.trained.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[Clusters], sample: np.ndarray, *, lists: int) -> Clusters:
+        trained.append(lists)
+        return cast(Clusters, train(cls, sample, lists=lists))
+
+    monkeypatch.setattr(Clusters, "trained", classmethod(counted))
+    index = VectorIndex(DIM, ann_min_rows=120, exact_filter_rows=0, background_rows=120)
     source = _Rows(index, 600)
 
     index.refresh(source)
 
     assert index.uses_clusters and index.indexed == 600
-    assert all(uses_clusters for indexed, uses_clusters in source.seen if indexed >= 120)
-    assert max(indexed for indexed, uses_clusters in source.seen if not uses_clusters) < 120 + 50
+    assert trained == [clusters_module.lists_for(600)]  # once, for every row
+    assert not any(in_matrix for indexed, in_matrix in source.seen if indexed >= 120 + 50)
     probe = np.frombuffer(cast(bytes, source.rows[417][5]), dtype=np.float32)
     hits = index.candidates(probe, Filter.of(None, "alice"), want=5, floor=-1.0)
     assert hits[0][0] == 418

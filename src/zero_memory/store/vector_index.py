@@ -197,14 +197,16 @@ class VectorIndex:
             while True:
                 rows = source.changed_rows(self.watermark, PAGE)
                 self._apply(rows)
-                # Catching up a large database goes into clusters as soon as it is large enough: the
-                # exact scan's float32 matrix never holds more than a page beyond the bound (at 1M
-                # memories it would be 2 GB).
-                if self._clusters is None and self._build is None and self.indexed >= max(self.ann_min_rows, 1):
-                    self._start_clusters()
+                # Catching up a large database keeps int8 copies of the rows as soon as there are enough
+                # for a background build: the exact scan's float32 matrix never holds more than a page
+                # beyond that bound (at 1M memories it would be 2 GB). The clusters are made once every
+                # row is read, for the rows there are and trained on a sample of them all.
+                if self._matrix is not None and self.indexed >= max(self.ann_min_rows, self.background_rows):
+                    self._keep_int8()
                 if len(rows) < PAGE:
                     break
-            if self._outgrown():
+            first = self._clusters is None and self._build is None and self.indexed >= max(self.ann_min_rows, 1)
+            if first or self._outgrown():
                 self._start_clusters()
             if self._should_save() and source.can_save():
                 self.save(source)
@@ -376,18 +378,23 @@ class VectorIndex:
         if self.read is None or self.indexed < self.background_rows:
             self._build_clusters(lists)
             return
-        if self._matrix is not None:
-            self._int8 = Int8Rows(self.dim)
-            self._int8.grow(len(self._has))
-            seqs = np.flatnonzero(self._has)
-            for start in range(0, len(seqs), PAGE):
-                chunk = seqs[start : start + PAGE]
-                self._int8.put(chunk, self._matrix[chunk])
-            self._matrix = None
+        self._keep_int8()
         sample = self._sample(lists)
         log.info("vector index: building %d clusters in the background; searches go on meanwhile", lists)
         self._build = ClustersBuild(self.read, sample, lists)
         self._build.start()
+
+    def _keep_int8(self) -> None:
+        """Hold int8 copies of the rows instead of the exact scan's float32 matrix (a quarter of it)."""
+        if self._matrix is None:
+            return
+        self._int8 = Int8Rows(self.dim)
+        self._int8.grow(len(self._has))
+        seqs = np.flatnonzero(self._has)
+        for start in range(0, len(seqs), PAGE):
+            chunk = seqs[start : start + PAGE]
+            self._int8.put(chunk, self._matrix[chunk])
+        self._matrix = None
 
     def _sample(self, lists: int) -> np.ndarray:
         """Vectors to train ``lists`` centroids on: a few dozen a list, drawn evenly from every row."""
@@ -425,17 +432,20 @@ class VectorIndex:
         self._unsaved = len(keys)  # saved at the next refresh outside a write, caught up first
 
     def _build_clusters(self, lists: int) -> None:
-        """Put every vector in new clusters (from the matrix, or read back from the present clusters)."""
+        """Put every vector in new clusters (from the matrix, the int8 copies, or read back from the present
+        clusters)."""
         seqs = np.flatnonzero(self._has)
         clusters = Clusters.trained(self._sample(lists), lists=lists)
-        matrix, present = self._matrix, self._clusters
+        matrix, int8, present = self._matrix, self._int8, self._clusters
         for start in range(0, len(seqs), PAGE):
             chunk = seqs[start : start + PAGE]
             if matrix is not None:
                 clusters.add(chunk, matrix[chunk])
+            elif int8 is not None:
+                clusters.add(chunk, int8.rows(chunk))
             elif present is not None:
                 clusters.add(chunk, present.vectors(chunk))
-        self._clusters, self._matrix = clusters, None
+        self._clusters, self._matrix, self._int8 = clusters, None, None
         self._selections.clear()
         self._unsaved = len(seqs)
 
