@@ -319,6 +319,20 @@ def test_clusters_are_trained_again_as_the_rows_outgrow_them(tmp_path: Path) -> 
         store.close()
 
 
+def test_room_made_in_the_lists_holds_no_row_and_the_rows_filed_after_are_found() -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((3_000, DIM)).astype(np.float32)
+    clusters = Clusters.trained(vectors[:1_000], lists=64)
+    clusters.add(np.arange(10), vectors[:10])
+    counts = np.bincount(clusters.lists_of(vectors[10:]), minlength=clusters.lists)
+    assert counts.sum() == 2_990
+    clusters.reserve(counts)
+    assert len(clusters) == 10 and sorted(clusters.keys().tolist()) == list(range(10))
+    clusters.add(np.arange(10, 3_000), vectors[10:])
+    keys, _ = clusters.search(vectors, 1)
+    assert (keys[:, 0] == np.arange(3_000)).all()
+
+
 def test_a_search_of_the_clusters_returns_only_the_selected_rows_and_scans_more_lists_for_more_hits() -> None:
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((4_000, DIM)).astype(np.float32)

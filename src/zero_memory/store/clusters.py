@@ -147,6 +147,21 @@ class Clusters:
         wanted = lists_for(rows)
         return wanted >= 2 * self.lists or wanted * 4 <= self.lists
 
+    def lists_of(self, vectors: np.ndarray) -> np.ndarray:
+        """The list each vector would be filed in."""
+        _, nearest = self._index.quantizer.search(_unit(vectors), 1)
+        return np.asarray(nearest[:, 0], dtype=np.int64)
+
+    def reserve(self, counts: np.ndarray) -> None:
+        """Make room in each list for ``counts[list]`` rows at once. A list grows by doubling as rows are
+        filed one batch at a time: filing a million rows that way took 816 MB for 517 MB of codes; with
+        room made for the rows counted beforehand, what they need."""
+        invlists = faiss.downcast_InvertedLists(self._index.invlists)
+        for number in np.flatnonzero(counts):
+            size = invlists.list_size(int(number))
+            invlists.resize(int(number), size + int(counts[number]))  # allocates exactly that much
+            invlists.resize(int(number), size)  # and keeps it, empty
+
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         """Add new keys; a key already present is replaced."""
         if len(keys) == 0:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -49,17 +49,38 @@ Read = Callable[[], AbstractContextManager[Source]]
 
 def build(clusters: Clusters, read: Read, stop: threading.Event, *, page: int = PAGE) -> tuple[Clusters, int] | None:
     """Every vector in the database filed into these (trained, empty) clusters, and the counter value they
-    reflect; None if stopped."""
+    reflect; None if stopped.
+
+    The database is read twice: first to count the rows each list will hold, so that room is made for
+    them at once (``Clusters.reserve``: lists grown batch by batch take half as much memory again), then
+    to file them. Rows written between the two readings only cost their lists' room."""
+    counts = np.zeros(clusters.lists, dtype=np.int64)
+    for rows in _pages(read, stop, page):
+        vectors = [np.frombuffer(row[5], dtype=np.float32) for row in rows if row[5] is not None]
+        kept = [vector for vector in vectors if vector.shape[0] == clusters.dim]
+        if kept:
+            counts += np.bincount(clusters.lists_of(np.stack(kept)), minlength=clusters.lists)
+    if stop.is_set():
+        return None
+    clusters.reserve(counts)
+    watermark = 0
+    for rows in _pages(read, stop, page):
+        watermark = max(row[6] for row in rows)
+        _apply(clusters, rows)
+    return None if stop.is_set() else (clusters, watermark)
+
+
+def _pages(read: Read, stop: threading.Event, page: int) -> Iterator[list[Row]]:
+    """Every row, a page of changes at a time, each page in a read transaction of its own."""
     watermark = 0
     while not stop.is_set():
         with read() as source:
             rows = source.changed_rows(watermark, page)
         if rows:
             watermark = max(row[6] for row in rows)
-        _apply(clusters, rows)
+            yield rows
         if len(rows) < page:
-            return clusters, watermark
-    return None
+            return
 
 
 def _apply(clusters: Clusters, rows: list[Row]) -> None:

@@ -437,14 +437,22 @@ class VectorIndex:
         seqs = np.flatnonzero(self._has)
         clusters = Clusters.trained(self._sample(lists), lists=lists)
         matrix, int8, present = self._matrix, self._int8, self._clusters
-        for start in range(0, len(seqs), PAGE):
-            chunk = seqs[start : start + PAGE]
+
+        def vectors(chunk: np.ndarray) -> np.ndarray:
             if matrix is not None:
-                clusters.add(chunk, matrix[chunk])
-            elif int8 is not None:
-                clusters.add(chunk, int8.rows(chunk))
-            elif present is not None:
-                clusters.add(chunk, present.vectors(chunk))
+                return matrix[chunk]
+            if int8 is not None:
+                return int8.rows(chunk)
+            assert present is not None
+            return present.vectors(chunk)
+
+        chunks = [seqs[start : start + PAGE] for start in range(0, len(seqs), PAGE)]
+        counts = np.zeros(clusters.lists, dtype=np.int64)
+        for chunk in chunks:
+            counts += np.bincount(clusters.lists_of(vectors(chunk)), minlength=clusters.lists)
+        clusters.reserve(counts)  # room made at once, as a background build does
+        for chunk in chunks:
+            clusters.add(chunk, vectors(chunk))
         self._clusters, self._matrix, self._int8 = clusters, None, None
         self._selections.clear()
         self._unsaved = len(seqs)
