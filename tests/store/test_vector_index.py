@@ -324,7 +324,7 @@ def test_room_made_in_the_lists_holds_no_row_and_the_rows_filed_after_are_found(
     vectors = rng.standard_normal((3_000, DIM)).astype(np.float32)
     clusters = Clusters.trained(vectors[:1_000], lists=64)
     clusters.add(np.arange(10), vectors[:10])
-    counts = np.bincount(clusters.lists_of(vectors[10:]), minlength=clusters.lists)
+    counts = clusters.counts(vectors[10:])
     assert counts.sum() == 2_990
     clusters.reserve(counts)
     assert len(clusters) == 10 and sorted(clusters.keys().tolist()) == list(range(10))

@@ -147,10 +147,10 @@ class Clusters:
         wanted = lists_for(rows)
         return wanted >= 2 * self.lists or wanted * 4 <= self.lists
 
-    def lists_of(self, vectors: np.ndarray) -> np.ndarray:
-        """The list each vector would be filed in."""
+    def counts(self, vectors: np.ndarray) -> np.ndarray:
+        """How many of these vectors each list would be given (a ``reserve`` for them)."""
         _, nearest = self._index.quantizer.search(_unit(vectors), 1)
-        return np.asarray(nearest[:, 0], dtype=np.int64)
+        return np.bincount(nearest[:, 0], minlength=self.lists).astype(np.int64)
 
     def reserve(self, counts: np.ndarray) -> None:
         """Make room in each list for ``counts[list]`` rows at once. A list grows by doubling as rows are

@@ -59,7 +59,7 @@ def build(clusters: Clusters, read: Read, stop: threading.Event, *, page: int = 
         vectors = [np.frombuffer(row[5], dtype=np.float32) for row in rows if row[5] is not None]
         kept = [vector for vector in vectors if vector.shape[0] == clusters.dim]
         if kept:
-            counts += np.bincount(clusters.lists_of(np.stack(kept)), minlength=clusters.lists)
+            counts += clusters.counts(np.stack(kept))
     if stop.is_set():
         return None
     clusters.reserve(counts)

@@ -400,7 +400,10 @@ class VectorIndex:
         """Vectors to train ``lists`` centroids on: a few dozen a list, drawn evenly from every row."""
         seqs = np.flatnonzero(self._has)
         size = min(len(seqs), lists * TRAIN_PER_LIST)
-        seqs = np.sort(np.random.default_rng(len(seqs)).choice(seqs, size, replace=False))
+        return self._vectors(np.sort(np.random.default_rng(len(seqs)).choice(seqs, size, replace=False)))
+
+    def _vectors(self, seqs: np.ndarray) -> np.ndarray:
+        """These rows' vectors, from whatever holds them: the matrix, the int8 copies, or the clusters."""
         if self._matrix is not None:
             return self._matrix[seqs]
         if self._int8 is not None:
@@ -436,23 +439,13 @@ class VectorIndex:
         clusters)."""
         seqs = np.flatnonzero(self._has)
         clusters = Clusters.trained(self._sample(lists), lists=lists)
-        matrix, int8, present = self._matrix, self._int8, self._clusters
-
-        def vectors(chunk: np.ndarray) -> np.ndarray:
-            if matrix is not None:
-                return matrix[chunk]
-            if int8 is not None:
-                return int8.rows(chunk)
-            assert present is not None
-            return present.vectors(chunk)
-
         chunks = [seqs[start : start + PAGE] for start in range(0, len(seqs), PAGE)]
         counts = np.zeros(clusters.lists, dtype=np.int64)
         for chunk in chunks:
-            counts += np.bincount(clusters.lists_of(vectors(chunk)), minlength=clusters.lists)
+            counts += clusters.counts(self._vectors(chunk))
         clusters.reserve(counts)  # room made at once, as a background build does
         for chunk in chunks:
-            clusters.add(chunk, vectors(chunk))
+            clusters.add(chunk, self._vectors(chunk))
         self._clusters, self._matrix, self._int8 = clusters, None, None
         self._selections.clear()
         self._unsaved = len(seqs)
