@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import signal
 import subprocess
 import threading
 import time
@@ -17,7 +16,7 @@ import pytest
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, at, random_unit
-from tests.store.processes import writer
+from tests.store.processes import kill, writer
 from tests.store.test_vector_index import fill, live_contents, seqs_of, snapshot_keys
 from tests.store.writer import BUILDING, found_by_index
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
@@ -228,9 +227,7 @@ def test_a_process_killed_while_it_builds_the_graph_leaves_a_store_that_recalls_
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "building"
         time.sleep(rng.random() * 0.5)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout.close()
+        kill(proc)
         store = open_building(tmp_path)
         try:
             live = live_contents(store)

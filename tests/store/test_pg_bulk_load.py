@@ -9,7 +9,6 @@ index again.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, memory, put
-from tests.store.processes import writer
+from tests.store.processes import kill, writer
 from tests.store.writer import vector_for
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
@@ -103,8 +102,7 @@ def test_a_process_killed_mid_load_leaves_a_store_that_recalls_and_the_next_star
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "loading"
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        kill(proc, timeout=30)
     loaded = [f"loaded {n}" for n in range(40)]
     # A process already running (no restart): the index is gone, every search is exact and finds everything.
     running = cast(PostgresStore, AsSystem(PostgresStore(pg_url, dim=DIM, exact_search_rows=0)))

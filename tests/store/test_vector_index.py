@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Collection, Iterator
@@ -19,7 +18,7 @@ import pytest
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, at, brief_of, memory, put, random_unit
-from tests.store.processes import writer
+from tests.store.processes import kill, writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
@@ -456,9 +455,7 @@ def test_a_process_killed_while_saving_the_index_leaves_a_store_that_recalls_eve
             mid_write += any(p.name.startswith(".tmp-") for p in _listing(folder))
         else:
             time.sleep(rng.random() * 0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout.close()
+        kill(proc)
         store = open_indexed(tmp_path)
         try:
             live = live_contents(store)
