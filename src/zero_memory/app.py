@@ -59,8 +59,8 @@ class App:
         return future
 
     def beside(self, work: Callable[[], T]) -> Future[T]:
-        """Run part of a call on another thread while the caller goes on with the rest (recall's graph
-        walk beside its full text): the second core. Not for background work, which
+        """Run part of a call on another thread while the caller goes on with the rest (recall's
+        vector search beside its full text): the second core. Not for background work, which
         would keep a call waiting behind it."""
         with self.lock:
             if self._beside is None:

@@ -134,10 +134,11 @@ def recall(
         pool = max(config.recall_candidates, limit * 4)
         search = tx.vector_search(floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
         if search.in_process:
-            # The graph walk (C++, without the GIL) runs on this thread while another reads the full text in
-            # this transaction (its connection used by one thread at a time): the walk holds the GIL only
-            # to start and to end, so the reads beside it start at once, and it goes on as soon as it ends.
-            # The walk beside and the reads here waited for the GIL behind each other (docs/benchmarks.md).
+            # The clusters' scan (faiss, C++, without the GIL) runs on this thread while another reads the full
+            # text in this transaction (its connection used by one thread at a time): the scan holds the GIL
+            # only to start and to end, so the reads beside it start at once, and it goes on as soon as it
+            # ends. With the scan beside and the reads here they waited for the GIL behind each other
+            # (docs/benchmarks-archive.md, "The graph: recall at 100,000 memories").
             # The query is embedded before either: the model's many small numpy steps each wait for the GIL
             # back behind another thread (measured: 4 ms an embedding beside it, 1.5 ms alone).
             beside = app.beside(lambda: _text_side(tx, vis, query, vector, covered, pool))

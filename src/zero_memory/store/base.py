@@ -493,7 +493,7 @@ class Tx(Protocol):
         """Surfacings per day and channel (kept and rolled up): day, user_id, channel, count."""
         ...
 
-    # account deletion (access/erasure.py): the one operation that removes rows
+    # account deletion (memory/erasure.py): the one operation that removes rows
     def erase_user(self, uid: str, pseudonym: str, at: datetime) -> dict[str, int]:
         """Remove a user and their rows; memories they wrote to a scope another member reads stay, under
         ``pseudonym`` (store/queries/erasure.py). Rows removed per table, and ``kept_memories``, ``kept_projects``."""

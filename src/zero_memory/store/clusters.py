@@ -4,7 +4,7 @@ An inverted-file index (faiss ``IndexIVFScalarQuantizer``): k-means splits the
 vectors into ``lists`` clusters; each vector is kept, quantized to 8 bits a
 dimension, in the list of its nearest centroid; a search scans the lists of the
 ``probes`` centroids nearest the query. Chosen by measurement over the HNSW
-graph it replaced (docs/benchmarks.md, "Choosing the index"): on the
+graph it replaced (docs/benchmarks-archive.md, "Choosing the index"): on the
 benchmark corpus, whose templated near-duplicates form dense clusters, a
 graph walk had to grow in proportion to the rows to keep 0.98 of an exact
 scan's top ten (about 7,000 candidates at a million rows), while scanning a
@@ -55,7 +55,7 @@ TRAIN_PER_LIST = 32  # training vectors a centroid (k-means on a sample of the r
 TRAIN_ITERATIONS = 12
 FEWEST_LISTS = 64
 # The lists scanned for a search, by the number of lists, measured on the benchmark corpus
-# (docs/benchmarks.md, "The SQLite vector index"): the share that keeps 0.98 of an exact scan's top ten for
+# (docs/benchmarks-archive.md, "The SQLite vector index"): the share that keeps 0.98 of an exact scan's top ten for
 # text and paraphrase queries shrinks as the lists grow in number (a quarter of 512 lists at 100k rows,
 # 9 % of 4,096 at a million, where 384 found 0.985 of the paraphrase queries' top ten and 320 0.983, too
 # close to 0.98); interpolated on the lists' logarithm, widened by as much for each doubling beyond the last.
@@ -197,7 +197,7 @@ class Clusters:
     @property
     def narrow_probes(self) -> int:
         """The lists scanned for a stored memory's own neighbours (the sweep's searches): a quarter of a
-        query's. Measured on the benchmark corpus (docs/benchmarks.md, "The SQLite vector index"): a sixth
+        query's. Measured on the benchmark corpus (docs/benchmarks-archive.md, "The SQLite vector index"): a sixth
         found 0.995-1.000 of the exact top ten from 100k rows up, but 0.978 at 20k, where it was 21 of 512
         lists."""
         return min(self.lists, max(16, self.probes // 4))

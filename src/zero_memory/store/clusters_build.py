@@ -1,7 +1,7 @@
 """Building the clusters from the database on a thread of its own, while searches go on.
 
 Training the centroids and filing a million vectors into their lists takes
-a minute or two of one core (docs/benchmarks.md, "A million memories"); a
+a minute or two of one core (docs/benchmarks-archive.md, "A million memories"); a
 first start without a snapshot, or an index that has outgrown its lists, must
 not hold every search that long. The build trains on a sample of the rows it
 is handed, then reads the database as any other reader would, a page of

@@ -21,7 +21,7 @@ from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
 CHUNK = 500
 # The sweep's search asks the clusters for 16 hits at first and scans a sixth of the clusters a recall
 # scans (``Clusters.narrow_probes``): its subjects are stored memories, whose own neighbours lie in the
-# clusters nearest them (docs/benchmarks.md, "Hygiene sweep"); a search that misses its own subject goes
+# clusters nearest them (docs/benchmarks-archive.md, "Hygiene sweep"); a search that misses its own subject goes
 # again, wider.
 SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores

@@ -1,4 +1,4 @@
-"""Account deletion: the one operation that removes rows (``access/erasure.py`` decides when).
+"""Account deletion: the one operation that removes rows (``memory/erasure.py`` decides when).
 
 A user's memories go, with everything that hangs off them, except the memories
 they wrote to a project or team scope another member still reads: those stay,
