@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from starlette.routing import Mount
 from typer.testing import CliRunner
 
 from zero_memory.bootstrap import build_app
@@ -24,6 +25,9 @@ from zero_memory.mcp.server import build_server
 from zero_memory.settings import Settings
 from zero_memory.web import dashboard
 from zero_memory.web.app import create_app
+
+PUBLIC_URL = "http://127.0.0.1:8787"
+"""A public origin turns OAuth on, so its endpoints are part of the surface too."""
 
 
 def commands(command: Any, path: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -47,11 +51,19 @@ async def mcp_surface(server: Any) -> dict[str, Any]:
     }
 
 
-def routes(app: Any) -> list[dict[str, Any]]:
-    return [
-        {"path": getattr(route, "path", ""), "methods": sorted(getattr(route, "methods", None) or [])}
-        for route in app.routes
-    ]
+def routes(routes_: list[Any], prefix: str = "") -> list[dict[str, Any]]:
+    """Every route with its full path, walking into mounted applications and routers (the dashboard is a
+    mount, and so is MCP's endpoint): a mount that exposes no routes of its own is listed as one path."""
+    found: list[dict[str, Any]] = []
+    for route in routes_:
+        path = prefix + getattr(route, "path", "")
+        inner = getattr(route, "routes", None)
+        if isinstance(route, Mount) and inner:
+            found += routes(list(inner), path)
+        else:
+            kind = "mount" if isinstance(route, Mount) else type(route).__name__.lower()
+            found.append({"path": path or "/", "kind": kind, "methods": sorted(getattr(route, "methods", None) or [])})
+    return found
 
 
 def main() -> None:
@@ -62,7 +74,7 @@ def main() -> None:
             surface = {
                 "cli": commands(typer.main.get_command(cli)),
                 "mcp": asyncio.run(mcp_surface(build_server(app))),
-                "http": routes(create_app(app, extra_routes=dashboard.routes(app))),
+                "http": routes(create_app(app, extra_routes=dashboard.routes(app), public_url=PUBLIC_URL).routes),
             }
         finally:
             app.close()
