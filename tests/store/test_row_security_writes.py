@@ -8,6 +8,32 @@ through a transaction that acts for alice the way the services do
 ``tx.add_project``, ...) or raw SQL, since a policy must hold whatever SQL the
 transaction sends. Each refused write ends the transaction; a fresh one then
 shows that bob's memories stay out of alice's reach.
+
+The guarantees (numbered as in docs/deployment.md) and their tests:
+
+2. Membership is decided by a scope's owner or admin:
+   ``test_a_user_cannot_add_herself_to_a_scope_she_does_not_manage``,
+   ``test_a_user_cannot_raise_her_own_role``,
+   ``test_a_user_cannot_move_her_membership_to_another_scope``.
+3. A project is created only in its creator's namespace, and only its owner
+   changes it: ``test_a_user_cannot_make_a_project_of_another_users_personal_scope``,
+   ``test_a_user_creates_projects_only_in_her_own_namespace``,
+   ``test_a_user_cannot_take_over_a_project_she_is_a_member_of``,
+   ``test_a_user_cannot_rename_her_own_project_into_another_users_scope``.
+4. A memory is added only where the user may write, a captured chunk staged
+   only for such a scope: ``test_a_user_adds_memories_only_where_she_may_write``,
+   ``test_a_user_stages_captured_chunks_only_for_a_scope_she_may_write``.
+5. OAuth codes and tokens only under her own grants:
+   ``test_a_user_cannot_issue_a_code_or_token_under_another_users_grant``.
+6. What she adds about memories names only memories she can read:
+   ``test_what_hangs_off_memories_names_only_memories_she_can_see``.
+7. Counts of other users' text are not hers to ask:
+   ``test_word_counts_answer_only_a_system_pass``.
+
+Guarantees 1 and 8 (what she reads; a transaction that named no one) are
+tests/store/test_row_security.py's. The last test here shows the application's
+own writes (creating a project, ``zm project grant``'s system pass, full-text
+recall) still work as the application role.
 """
 
 from __future__ import annotations

@@ -86,10 +86,9 @@ CREATE POLICY oauth_tokens_own_grant ON oauth_tokens AS RESTRICTIVE FOR INSERT
 CREATE POLICY oauth_tokens_own_grant_kept ON oauth_tokens AS RESTRICTIVE FOR UPDATE
     WITH CHECK (zm_system() OR zm_own_grant(grant_id));
 
--- What hangs off memories names only memories the caller can see, at both ends.
+-- What a user adds about memories names only memories she can see, at both ends (a link's source,
+-- as 0009 has it, and its target). Changes (a link removed, a queue row resolved) are 0009's.
 CREATE POLICY links_both_ends_visible ON links AS RESTRICTIVE FOR INSERT
-    WITH CHECK (zm_system() OR zm_memory_visible(dst));
-CREATE POLICY links_both_ends_visible_kept ON links AS RESTRICTIVE FOR UPDATE
     WITH CHECK (zm_system() OR zm_memory_visible(dst));
 CREATE POLICY disputes_memories_visible ON disputes AS RESTRICTIVE FOR INSERT
     WITH CHECK (zm_system() OR (zm_memory_visible(memory_a) AND (memory_b IS NULL OR zm_memory_visible(memory_b))));
