@@ -62,7 +62,9 @@ class Extraction:
 
 
 def drain(app: App, *, owner: str | None = None, limit: int = DRAIN_BATCH) -> list[Extraction]:
-    """Extract every chunk that is due (of one owner, or of everyone), oldest first."""
+    """Extract every chunk that is due (of one owner, or of everyone), oldest first; chunks that waited for
+    an allowance raised since are due again."""
+    budget.release(app, app.clock(), owner=owner)
     with system_tx(app.store, "capture") as tx:
         due = tx.due_chunks(at=app.clock(), owner=owner, limit=limit)
     done = []
@@ -88,8 +90,8 @@ def extract_chunk(app: App, chunk_id: str) -> Extraction | None:
         return None
     allowance = budget.status(app, chunk.owner, now)
     if allowance.remaining <= 0:
-        # Not an attempt: the chunk waits, untouched, for tomorrow's allowance.
-        error = f"{errors.BUDGET_EXHAUSTED}: waiting for {allowance.resets_at}"
+        # Not an attempt: the chunk waits, untouched, for tomorrow's allowance or a raise (budget.release).
+        error = f"{budget.WAITING} waiting for {allowance.resets_at}"
         _update(app, chunk, status=ChunkStatus.PENDING, next_attempt_at=route.next_day(now), error=error)
         return Extraction(chunk.id, ChunkStatus.PENDING, error=error)
     result = judge_for(app.judge_factory, chunk.owner).judge(ExtractionRequest(chunk.transcript))
