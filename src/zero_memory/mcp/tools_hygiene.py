@@ -289,7 +289,10 @@ class ResolvePortabilityArgs(ToolArgs):
 
 @toolset.tool(title="Resolve portability proposal", destructive=False)
 def resolve_portability(call: ToolCall, args: ResolvePortabilityArgs) -> PortabilityAnswer:
-    """Approve (move to user.<you>.core, original scope kept on record) or dismiss (never proposed again)."""
+    """Approve (move to user.<you>.core, original scope kept on record) or dismiss (never proposed again).
+    An approval that would take the memory from other people who read it (a team scope, or a project with
+    other members) is refused with conflict: and changes nothing; dismiss such a proposal.
+    """
     resolved = portability.resolve_portability(call.app, call.caller, args.candidate_id, args.approve)
     return _with_session(PortabilityAnswer, resolved, _session(call, args.session_id))
 
