@@ -195,6 +195,18 @@ def test_portability_proposals_are_approved_or_dismissed(alice_web: TestClient, 
     assert post(alice_web, f"/portability/{dismiss}", decision="maybe")[0] == 400
 
 
+def test_approving_a_proposal_from_a_project_others_read_is_refused_on_the_page(
+    alice_web: TestClient, seed: Seeder
+) -> None:
+    scope = seed.project("alice", "shared-tools", members=("bob",))
+    memory = seed.memory("alice", unique("fd ignores hidden files unless -H"), scope=scope)
+    proposal = seed.proposal("alice", memory)  # filed before bob joined
+    status, text = post(alice_web, f"/portability/{proposal}", decision="approve")
+    assert status == 409 and "other members read" in text and "bob" not in text
+    assert seed.get(memory).scope == scope
+    assert proposal in alice_web.get("/portability").text  # still pending
+
+
 def test_the_scan_button_starts_a_run_whose_page_shows_its_summary(alice_web: TestClient, app: App) -> None:
     status, location = post(alice_web, "/runs", rejudge="1")
     assert status == 303 and location.startswith("/runs/run_")
