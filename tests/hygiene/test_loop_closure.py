@@ -11,12 +11,14 @@ from tests.hygiene.pipeline import cycle, factory
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.domain.verdicts import LoopClosureVerdict
 from zero_memory.hygiene.loop_closure import cache_key, closes
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.judge.base import FailureKind, JudgedMemory, LoopClosureRequest
+from zero_memory.judge.base import FailureKind, LoopClosureRequest
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.judge.prompt import build_prompt
-from zero_memory.judge.verdict import InvalidAnswer, parse_loop_closure
+from zero_memory.judge.loop_closure import build_prompt
+from zero_memory.judge.parse import InvalidAnswer, parse_answer
+from zero_memory.judge.prompt import JudgedMemory
 from zero_memory.memory.lifecycle import get_memory
 from zero_memory.store.base import SYSTEM
 
@@ -38,10 +40,10 @@ def test_the_cache_key_is_never_a_pair_key() -> None:
 
 
 def test_the_verdict_is_strict() -> None:
-    assert parse_loop_closure('{"rationale": "r", "closed": true, "confidence": 0.9}').closed
+    assert parse_answer(LoopClosureVerdict, '{"rationale": "r", "closed": true, "confidence": 0.9}').closed
     for bad in ('{"rationale": "r", "closed": "yes", "confidence": 0.9}', '{"closed": true, "confidence": 2}'):
         with pytest.raises(InvalidAnswer):
-            parse_loop_closure(bad)
+            parse_answer(LoopClosureVerdict, bad)
 
 
 def test_the_prompt_presents_the_loop_then_the_later_memory_and_its_own_schema() -> None:
