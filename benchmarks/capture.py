@@ -41,8 +41,7 @@ from zero_memory.bootstrap import build_app
 from zero_memory.capture import extract
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest
-from zero_memory.domain.verdicts import LoopClosureVerdict
-from zero_memory.judge.base import AnyResult, Judge, LoopClosureRequest, Result
+from zero_memory.judge.base import AnyResult, Judge
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.ledger import AttributedJudge
 from zero_memory.judge.owners import ledger_recorder
@@ -74,17 +73,12 @@ class TimedJudge:
         self.provider = inner.provider
         self.offer_mode = inner.offer_mode
         self._ask = timer.wrap("model", inner.ask)
-        self._judge = timer.wrap("model", inner.judge)
 
     def model_for(self, question: Any) -> str:
         return self.inner.model_for(question)
 
     def ask(self, question: Any) -> AnyResult:
         result: AnyResult = self._ask(question)
-        return result
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
-        result: Result[LoopClosureVerdict] = self._judge(request)
         return result
 
 

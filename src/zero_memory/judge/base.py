@@ -22,28 +22,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, Union, runtime_checkable
 
-from zero_memory.domain.verdicts import UNJUDGED, LoopClosureVerdict
-from zero_memory.judge.prompt import JudgedMemory
-from zero_memory.judge.question import Purpose, Question, Tier
+from zero_memory.domain.verdicts import UNJUDGED
+from zero_memory.judge.question import Question, Tier
 
 A = TypeVar("A")
-
-
-@dataclass(frozen=True, slots=True)
-class LoopClosureRequest:
-    """Does the later memory show the open loop done (a task) or answered (a question)?
-
-    ``provisional``: the evidence has rank 0, so the fast model judges.
-    """
-
-    loop: JudgedMemory
-    evidence: JudgedMemory
-    purpose: Purpose = Purpose.LOOP_CLOSURE
-    provisional: bool = False
-
-    @property
-    def tier(self) -> Tier:
-        return Tier.FAST if self.provisional else Tier.ADJUDICATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +105,12 @@ class Judge(Protocol):
     @property
     def offer_mode(self) -> bool: ...
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         """The exact model string a call for ``question`` uses: the judgement cache's key."""
         ...
 
     def ask(self, question: Question[A]) -> Result[A]:
         """Ask once; never raises for anything the provider does."""
-        ...
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
-        """The loop-closure question, until it is a ``Question`` too."""
         ...
 
 

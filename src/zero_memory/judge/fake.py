@@ -29,18 +29,15 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from zero_memory.domain.verdicts import LoopClosureVerdict
 from zero_memory.judge.base import (
     FailureKind,
     Judged,
     JudgeFailure,
-    LoopClosureRequest,
     Result,
     Unjudged,
     Usage,
     model_for,
 )
-from zero_memory.judge.loop_closure import fake_answer as loop_closure_answer
 from zero_memory.judge.question import FAKE_RATIONALE, Question
 
 A = TypeVar("A")
@@ -80,7 +77,7 @@ class FakeJudge:
         self.fast_model = fast_model
         self.extract_model = extract_model or fast_model
         self._tokens = (input_tokens, output_tokens)
-        self.requests: list[Question[Any] | LoopClosureRequest] = []
+        self.requests: list[Question[Any]] = []
 
     def __repr__(self) -> str:
         return f"FakeJudge(model={self.model!r}, fast_model={self.fast_model!r}, queued={len(self._queue)})"
@@ -93,16 +90,10 @@ class FakeJudge:
         """Answers queued and not yet given."""
         return len(self._queue)
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return model_for(question.tier, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
 
     def ask(self, question: Question[A]) -> Result[A]:
-        return self._answer(question, question.fake_answer)
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
-        return self._answer(request, loop_closure_answer)
-
-    def _answer(self, question: Question[Any] | LoopClosureRequest, convert: Callable[[object], A]) -> Result[A]:
         self.requests.append(question)
         if self._queue:
             answer = self._queue.popleft()
@@ -117,4 +108,4 @@ class FakeJudge:
         usage = Usage(self.model_for(question), *self._tokens, latency_ms=0)
         if isinstance(answer, FailureKind):
             return JudgeFailure(answer, f"fake {answer} failure", usage)
-        return Judged(convert(answer), usage)
+        return Judged(question.fake_answer(answer), usage)

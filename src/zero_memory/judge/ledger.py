@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from zero_memory.domain.verdicts import LoopClosureVerdict
-from zero_memory.judge.base import AnyResult, Judge, LoopClosureRequest, Result
+from zero_memory.judge.base import AnyResult, Judge, Result
 from zero_memory.judge.question import Question
 
 A = TypeVar("A")
@@ -40,9 +39,7 @@ class LedgerEntry:
 Recorder = Callable[[LedgerEntry], None]
 
 
-def entry_for(
-    result: AnyResult, question: Question[Any] | LoopClosureRequest, *, owner: str, run_id: str | None
-) -> LedgerEntry | None:
+def entry_for(result: AnyResult, question: Question[Any], *, owner: str, run_id: str | None) -> LedgerEntry | None:
     """The ledger row for one call, or None when no call was made (offer mode)."""
     usage = result.usage
     if usage is None:
@@ -63,21 +60,10 @@ def judge_and_record(
     judge: Judge, question: Question[A], *, owner: str, run_id: str | None, record: Recorder
 ) -> Result[A]:
     result = judge.ask(question)
-    _record(result, question, owner=owner, run_id=run_id, record=record)
-    return result
-
-
-def _record(
-    result: AnyResult,
-    question: Question[Any] | LoopClosureRequest,
-    *,
-    owner: str,
-    run_id: str | None,
-    record: Recorder,
-) -> None:
     entry = entry_for(result, question, owner=owner, run_id=run_id)
     if entry is not None:
         record(entry)
+    return result
 
 
 class AttributedJudge:
@@ -95,13 +81,8 @@ class AttributedJudge:
     def __repr__(self) -> str:
         return f"AttributedJudge({self.inner!r}, owner={self.owner!r}, run_id={self.run_id!r})"
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return self.inner.model_for(question)
 
     def ask(self, question: Question[A]) -> Result[A]:
         return judge_and_record(self.inner, question, owner=self.owner, run_id=self.run_id, record=self._record)
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
-        result = self.inner.judge(request)
-        _record(result, request, owner=self.owner, run_id=self.run_id, record=self._record)
-        return result

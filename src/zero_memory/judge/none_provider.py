@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from zero_memory.domain.verdicts import LoopClosureVerdict
-from zero_memory.judge.base import LoopClosureRequest, Result, Unjudged
+from zero_memory.judge.base import Result, Unjudged
 from zero_memory.judge.question import Question
 
 A = TypeVar("A")
@@ -26,11 +25,8 @@ class NoneJudge:
     def __repr__(self) -> str:
         return "NoneJudge()"
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return OFFER_MODEL
 
     def ask(self, question: Question[A]) -> Result[A]:
-        return Unjudged()
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
         return Unjudged()

@@ -20,7 +20,7 @@ from typing import Any
 
 from zero_memory import crypto, errors
 from zero_memory.clock import Clock
-from zero_memory.judge.base import FailureKind, Judge, JudgeFactory, JudgeFailure, LoopClosureRequest, Usage
+from zero_memory.judge.base import FailureKind, Judge, JudgeFactory, JudgeFailure, Usage
 from zero_memory.judge.factory import build_judge
 from zero_memory.judge.ledger import AttributedJudge, LedgerEntry, Recorder
 from zero_memory.judge.question import Question
@@ -72,13 +72,10 @@ class UnavailableJudge:
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return "unavailable"
 
     def ask(self, question: Question[Any]) -> JudgeFailure:
-        return JudgeFailure(FailureKind.UNAVAILABLE, self.reason, Usage(model="unavailable"))
-
-    def judge(self, request: LoopClosureRequest) -> JudgeFailure:
         return JudgeFailure(FailureKind.UNAVAILABLE, self.reason, Usage(model="unavailable"))
 
 

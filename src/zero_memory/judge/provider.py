@@ -25,20 +25,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from zero_memory.domain.verdicts import LoopClosureVerdict
 from zero_memory.judge.base import (
     FailureKind,
     Judged,
     JudgeFailure,
-    LoopClosureRequest,
     Result,
     Usage,
     model_for,
 )
-from zero_memory.judge.loop_closure import build_prompt, parse_loop_closure
 from zero_memory.judge.parse import InvalidAnswer, MalformedAnswer
 from zero_memory.judge.prompt import Prompt
-from zero_memory.judge.question import Question, Tier
+from zero_memory.judge.question import Question
 
 A = TypeVar("A")
 
@@ -113,26 +110,20 @@ class ModelJudge:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, fast_model={self.fast_model!r})"
 
-    def model_for(self, question: Question[Any] | LoopClosureRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return model_for(question.tier, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
 
     def ask(self, question: Question[A]) -> Result[A]:
-        return self._call(question.tier, question.prompt(), question.parse)
-
-    def judge(self, request: LoopClosureRequest) -> Result[LoopClosureVerdict]:
-        return self._call(request.tier, build_prompt(request), parse_loop_closure)
-
-    def _call(self, tier: Tier, prompt: Prompt, parse: Callable[[str | dict[str, Any]], A]) -> Result[A]:
-        model = model_for(tier, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
+        model = self.model_for(question)
         if self._unusable is not None:
             return JudgeFailure(FailureKind.UNAVAILABLE, self._unusable, Usage(model))
         started = time.monotonic()
-        answer = self._ask(prompt, model, deadline=started + self.timeout_s)
+        answer = self._ask(question.prompt(), model, deadline=started + self.timeout_s)
         latency_ms = round((time.monotonic() - started) * 1000)
         if isinstance(answer, Trouble):
             return JudgeFailure(answer.kind, self._redact(answer.detail), Usage(model, latency_ms=latency_ms))
         usage = Usage(model, answer.input_tokens, answer.output_tokens, latency_ms)
-        return self._conclude(parse, answer, usage)
+        return self._conclude(question, answer, usage)
 
     # -- the provider's part -----------------------------------------------
 
@@ -169,7 +160,7 @@ class ModelJudge:
             self._sleep(delay)
             retry += 1
 
-    def _conclude(self, parse: Callable[[str | dict[str, Any]], A], answer: RawAnswer, usage: Usage) -> Result[A]:
+    def _conclude(self, question: Question[A], answer: RawAnswer, usage: Usage) -> Result[A]:
         def failure(kind: FailureKind, detail: str) -> JudgeFailure:
             return JudgeFailure(kind, self._redact(detail), usage)
 
@@ -178,7 +169,7 @@ class ModelJudge:
         if answer.content is None:
             return failure(FailureKind.MALFORMED, answer.missing)
         try:
-            return Judged(parse(answer.content), usage)
+            return Judged(question.parse(answer.content), usage)
         except MalformedAnswer as exc:
             cut = " (the reply was cut off at the token limit)" if answer.truncated else ""
             return failure(FailureKind.MALFORMED, f"{exc}{cut}")

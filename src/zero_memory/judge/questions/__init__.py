@@ -1,8 +1,6 @@
 """The judge's questions, one module each: what it sees, which model answers, the prompt, the answer's parser.
 
-- ``pair``: how do two memories relate? (hygiene's scan, re-judge, rescan, retro)
-- ``portability``: does a project memory hold outside its project? (the gate and the audit)
-- ``extraction``: which statements in a transcript chunk are worth keeping? (capture)
-
-Each is a ``judge.question.Question``; docs/judge.md shows how to add one.
+Each module holds one ``judge.question.Question`` and the instructions beside
+it as ``<module>_prompt.txt``; the file names are the list. docs/judge.md
+("A question, in one module") shows how to add one.
 """
