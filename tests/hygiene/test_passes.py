@@ -16,11 +16,14 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.domain.records import Channel, DisputeStatus
+from zero_memory.domain.verdicts import PortabilityVerdict
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.portability import resolve_portability
-from zero_memory.judge.base import FailureKind, PairRequest, PortabilityRequest, Purpose
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
-from zero_memory.judge.verdict import PortabilityVerdict
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
+from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.memory.lifecycle import move_memories
 from zero_memory.settings import Settings
 from zero_memory.store import system_tx

@@ -23,7 +23,7 @@ from zero_memory.app import App
 from zero_memory.capture.models import BudgetStatus
 from zero_memory.capture.route import next_day
 from zero_memory.clock import to_text
-from zero_memory.judge.base import Purpose
+from zero_memory.judge.question import Purpose
 from zero_memory.store import system_tx
 from zero_memory.store.base import Store, Tx
 

@@ -26,10 +26,11 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.capture import budget, route
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.judge.base import Extracted, ExtractionRequest, JudgeFailure, Unjudged, Usage
-from zero_memory.judge.extraction import ExtractedStatement
+from zero_memory.domain.verdicts import ExtractedStatement
+from zero_memory.judge.base import Judged, JudgeFailure, Unjudged, Usage
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.provider import redact
+from zero_memory.judge.questions.extraction import ExtractionRequest
 from zero_memory.memory.models import RememberRequest, SourceSpec
 from zero_memory.memory.write import remember
 from zero_memory.store import system_tx
@@ -94,8 +95,8 @@ def extract_chunk(app: App, chunk_id: str) -> Extraction | None:
         error = f"{budget.WAITING} waiting for {allowance.resets_at}"
         _update(app, chunk, status=ChunkStatus.PENDING, next_attempt_at=route.next_day(now), error=error)
         return Extraction(chunk.id, ChunkStatus.PENDING, error=error)
-    result = judge_for(app.judge_factory, chunk.owner).judge(ExtractionRequest(chunk.transcript))
-    if isinstance(result, Extracted):
+    result = judge_for(app.judge_factory, chunk.owner).ask(ExtractionRequest(chunk.transcript))
+    if isinstance(result, Judged):
         return _store(app, chunk, result.answer.statements, result.usage)
     return _failed(app, chunk, result, app.clock())
 

@@ -32,7 +32,7 @@ from zero_memory.domain.memory import Kind, Memory, age_days
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.portability import audit
+from zero_memory.judge.questions.portability import audit
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, PortabilityCandidate
 

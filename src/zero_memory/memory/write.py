@@ -34,7 +34,7 @@ from zero_memory.domain.memory import (
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility, pair_key
 from zero_memory.ids import memory_id, new_id
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.portability import gate_check
+from zero_memory.judge.questions.portability import gate_check
 from zero_memory.memory import gate
 from zero_memory.memory.models import (
     LinkSpec,
