@@ -15,17 +15,19 @@ and its audit row are written once.
 | ``raise_dispute`` | settling the row (``resolve_dispute``) or ``dismiss`` |
 | ``resolve_dispute`` | restoring what the settlement invalidated (the row stays settled) |
 | ``pin`` | ``unpin`` |
+| ``start_run``, ``finish_run`` (the run an automatic action names) | nothing: ``zm hygiene undo`` undoes its actions |
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
-from zero_memory.domain.records import Dispute, DisputeStatus, Link
+from zero_memory.domain.records import Dispute, DisputeStatus, Link, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx
 
@@ -269,3 +271,33 @@ def unpin(tx: Tx, memory: Memory, *, actor: str, at: datetime) -> bool:
         actor=actor, action="unpin", owner=memory.owner, memory_ids=[memory.id], payload={}, run_id=None, at=at
     )
     return True
+
+
+def start_run(tx: Tx, run: Run, *, at: datetime) -> bool:
+    """Claim a run and audit its start; False when someone claimed its id already."""
+    if not tx.claim_run(run):
+        return False
+    tx.add_audit(
+        actor=f"hygiene.{run.kind}",
+        action="run.start",
+        owner=run.owner,
+        memory_ids=[],
+        payload={"started_by": run.started_by, "dry_run": run.dry_run},
+        run_id=run.id,
+        at=at,
+    )
+    return True
+
+
+def finish_run(tx: Tx, run: Run, status: RunStatus, summary: Mapping[str, Any], *, at: datetime) -> None:
+    """Record how a run ended, with its summary, and audit its stop (the counts that are not zero)."""
+    tx.finish_run(run.id, status, dict(summary), at)
+    tx.add_audit(
+        actor=f"hygiene.{run.kind}",
+        action="run.stop",
+        owner=run.owner,
+        memory_ids=[],
+        payload={"status": status.value, **{k: v for k, v in summary.items() if v}},
+        run_id=run.id,
+        at=at,
+    )

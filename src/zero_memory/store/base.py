@@ -395,9 +395,14 @@ class Tx(Protocol):
     def finish_run(self, run_id: str, status: RunStatus, summary: dict[str, Any], at: datetime) -> None: ...
     def get_run(self, run_id: str) -> Run | None: ...
     def list_runs(
-        self, *, owner: str | None = None, limit: int = 50, kind: str | None = None, not_kind: str | None = None
+        self,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        kinds: Collection[str] | None = None,
+        not_kinds: Collection[str] | None = None,
     ) -> list[Run]:
-        """Runs newest first; ``kind`` keeps one kind of run, ``not_kind`` leaves one out."""
+        """Runs newest first; ``kinds`` keeps those kinds of run, ``not_kinds`` leaves those out."""
         ...
 
     def runs_with_status(self, status: RunStatus) -> list[Run]: ...
