@@ -15,6 +15,7 @@ and its audit row are written once.
 | ``raise_dispute`` | settling the row (``resolve_dispute``) or ``dismiss`` |
 | ``resolve_dispute`` | restoring what the settlement invalidated (the row stays settled) |
 | ``pin`` | ``unpin`` |
+| ``escalate`` (a challenged row becomes a stale suspect) | settling the row |
 | ``start_run``, ``finish_run`` (the run an automatic action names) | nothing: ``zm hygiene undo`` undoes its actions |
 """
 
@@ -219,8 +220,17 @@ def raise_dispute(
     return dispute, True
 
 
-def resolve_dispute(tx: Tx, dispute: Dispute, resolution: Mapping[str, object], *, actor: str, at: datetime) -> bool:
-    """Settle a pending row as a person decided, with its audit row; False (and no row) if it was settled."""
+def resolve_dispute(
+    tx: Tx,
+    dispute: Dispute,
+    resolution: Mapping[str, object],
+    *,
+    actor: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+) -> bool:
+    """Settle a pending row as a person or an agent decided, with its audit row (``payload`` adds to it,
+    e.g. who settled); False (and no row) if it was settled."""
     if not tx.settle_dispute(dispute.id, DisputeStatus.RESOLVED, dict(resolution), actor, at):
         return False
     ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
@@ -229,8 +239,35 @@ def resolve_dispute(tx: Tx, dispute: Dispute, resolution: Mapping[str, object], 
         action="queue.resolve",
         owner=dispute.owner,
         memory_ids=ids,
-        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **resolution},
+        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **resolution, **(payload or {})},
         run_id=None,
+        at=at,
+    )
+    return True
+
+
+def escalate(
+    tx: Tx,
+    dispute: Dispute,
+    verdict: str,
+    *,
+    actor: str,
+    at: datetime,
+    run_id: str | None,
+    payload: Mapping[str, object] | None = None,
+) -> bool:
+    """Give a pending row a graver verdict in place (a challenge that became a stale suspect): the same row,
+    never a second one; False when it was settled or changed meanwhile."""
+    if not tx.escalate_dispute(dispute.id, dispute.verdict, verdict, run_id):
+        return False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.escalate",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, "from": dispute.verdict, "verdict": verdict, **(payload or {})},
+        run_id=run_id,
         at=at,
     )
     return True
