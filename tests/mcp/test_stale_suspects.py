@@ -18,7 +18,7 @@ from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_serv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-USERS = ("ada", "ben", "cy")
+USERS = ("ada", "ben", "cy", "dee")
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,17 @@ async def test_an_agent_settling_its_own_challenge_spends_nothing(served: Deploy
         assert (verdict, origin) == ("stale_suspect", "stale_suspect") and suspect_id != first["dispute_id"]
         await call_ok(evening, "resolve_conflict", {"dispute_id": suspect_id, "keep_both": True})
         assert await scan(evening) == 1, "it comes back until a person has looked"
+
+
+async def test_without_a_transport_session_the_clients_session_ids_tell_sessions_apart(served: Deployment) -> None:
+    """The 2026 protocol (``auto`` over HTTP) has no transport session: challenges that name none are one."""
+    async with connect(served, "http", "auto", user="dee") as client:
+        memory_id = await fact(client)
+        first = await challenge(client, memory_id, "It is blue now")
+        await challenge(client, memory_id, "Still blue")
+        assert await scan(client) == 0
+        arguments = {"memory_id": memory_id, "reason": "Blue in production", "session_id": "conv-42"}
+        joined = await call_ok(client, "challenge", arguments)
+        assert joined == {"dispute_id": first["dispute_id"], "created": False}
+        assert await scan(client) == 1
+        assert await doubts(client, memory_id) == [(first["dispute_id"], "stale_suspect", "challenge")]
