@@ -388,6 +388,11 @@ class Tx(Protocol):
         self, dispute_id: str, status: DisputeStatus, resolution: dict[str, Any], by: str, at: datetime
     ) -> bool: ...
 
+    def escalate_dispute(self, dispute_id: str, from_verdict: str, to_verdict: str, run_id: str | None) -> bool:
+        """Give a pending row of ``from_verdict`` another verdict, in place, and the run that did it; False when
+        it is no longer pending with that verdict."""
+        ...
+
     # judgement cache
     def get_judgement(self, pair_key: str, model: str) -> Judgement | None: ...
     def judgements_of(self, pair_key: str) -> list[Judgement]: ...
@@ -400,9 +405,14 @@ class Tx(Protocol):
     def finish_run(self, run_id: str, status: RunStatus, summary: dict[str, Any], at: datetime) -> None: ...
     def get_run(self, run_id: str) -> Run | None: ...
     def list_runs(
-        self, *, owner: str | None = None, limit: int = 50, kind: str | None = None, not_kind: str | None = None
+        self,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        kinds: Collection[str] | None = None,
+        not_kinds: Collection[str] | None = None,
     ) -> list[Run]:
-        """Runs newest first; ``kind`` keeps one kind of run, ``not_kind`` leaves one out."""
+        """Runs newest first; ``kinds`` keeps those kinds of run, ``not_kinds`` leaves those out."""
         ...
 
     def runs_with_status(self, status: RunStatus) -> list[Run]: ...
