@@ -9,6 +9,7 @@ modification time, its journal mode and the folder's listing, before and after.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import shutil
 import sqlite3
@@ -22,16 +23,16 @@ from tests.cli.harness import BINARY_TIMEOUT_S, ZM, Result, Zm, app_for, environ
 from tests.pg import PgServer, pg_server  # noqa: F401  (fixture)
 from zero_memory.store import migrations
 
-RELEASE_FIXTURE = Path(__file__).parents[1] / "upgrade" / "fixtures" / "release-0.1.0.sqlite"
+RELEASE_FIXTURE = Path(__file__).parents[1] / "upgrade" / "fixtures" / "schema-0002.sqlite.gz"
 # Mount the folder ($0) read-only over itself, then run zm in that view of it.
 READ_ONLY_MOUNT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"'
 
 
 def old_file(folder: Path) -> Path:
-    """A store written by release 0.1.0: rollback-journal mode, two migrations."""
+    """A store written by release 0.1.0 (schema level 0002): rollback-journal mode, two migrations."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "zm.db"
-    shutil.copyfile(RELEASE_FIXTURE, path)
+    path.write_bytes(gzip.decompress(RELEASE_FIXTURE.read_bytes()))
     return path
 
 
