@@ -60,6 +60,18 @@ def state_dir(app: App) -> Path:
     return Path(app.settings.home) / "hooks"
 
 
+def nothing_to_read(payload: Mapping[str, Any]) -> str | None:
+    """Why a Claude Code hook run has nothing to send, found before any store is opened: Claude Code runs
+    SessionEnd for sessions that never wrote their transcript (``claude mcp list``)."""
+    _text(payload, "session_id")
+    transcript = Path(_text(payload, "transcript_path")).expanduser()
+    if not transcript.is_file():
+        return f"no transcript at {transcript} (a session that never wrote one, e.g. claude mcp list)"
+    if transcript.stat().st_size == 0:
+        return f"the transcript {transcript} is empty"
+    return None
+
+
 def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
     """Send what the session's transcript gained since the last run."""
     session = _text(payload, "session_id")
@@ -85,10 +97,17 @@ def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Pa
         return report.model_copy(update={"offset": offset + len(complete)})
 
 
-def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
-    """Send one finished Codex turn, with any earlier turn whose send failed."""
+def check_codex(payload: Mapping[str, Any]) -> None:
+    """Refuse a notification that is not a finished turn of a known thread."""
     if payload.get("type") != "agent-turn-complete":
         raise errors.validation(f"type: expected agent-turn-complete, got {str(payload.get('type'))[:40]!r}")
+    _text(payload, "thread-id")
+    _text(payload, "turn-id")
+
+
+def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
+    """Send one finished Codex turn, with any earlier turn whose send failed."""
+    check_codex(payload)
     session = _text(payload, "thread-id")
     turn_id = _text(payload, "turn-id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None

@@ -75,12 +75,11 @@ def hook_answer(raw: str) -> dict[str, Any]:
             raise errors.validation("the hook input is not a JSON object")
         cwd = event.get("cwd")
         root = repository_root(Path(cwd if isinstance(cwd, str) and cwd else Path.cwd()))
-        session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
-        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root), session_id=session)
-        text = render(briefing) + (
-            f"\n\nYour zero-memory tools are not attached to this project yet: call `build_context` with "
-            f'project_hint "{root}" (and your topic) before you remember anything.'
-        )
+        # No session is attached: the client's session id is not the one its MCP calls carry (Claude Code's
+        # carry none), so the briefing must not promise that an unscoped remember lands in this project. It
+        # is the session's one briefing: it does not send the agent to build_context for a second.
+        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root))
+        text = render(briefing) + f'\n\nThe repository root, for project_hint: "{root}".'
     except (errors.ZMError, ValueError, OSError) as error:
         text = f"zero-memory: no briefing ({str(error).splitlines()[0]}); call `build_context` yourself."
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
