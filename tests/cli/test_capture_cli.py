@@ -204,12 +204,23 @@ def test_a_claude_code_hook_with_nothing_to_send_or_no_way_to_send_it_exits_0_an
     assert (tmp_path / "zm-home" / "hooks" / "hooks.log").read_text().splitlines() == lines
 
 
-def test_the_codex_notify_program_with_its_database_down_exits_0_and_logs_it(zm_binary: Zm, tmp_path: Path) -> None:
-    turn = {"type": "agent-turn-complete", "thread-id": "t-1", "turn-id": "1", "input-messages": ["hi"]}
-    done = zm_binary("hook", "codex", json.dumps(turn), env={"ZM_DATABASE_URL": "postgresql://zm@127.0.0.1:1/zm"})
+def test_the_codex_notify_program_with_its_database_down_exits_0_logs_it_and_sends_the_turn_next_time(
+    run: Run, model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    def turn(number: int, words: str) -> str:
+        ids = {"thread-id": "t-1", "turn-id": str(number), "cwd": str(tmp_path / "api")}
+        return json.dumps({"type": "agent-turn-complete", **ids, "input-messages": [words]})
+
+    down = {"ZM_DATABASE_URL": "postgresql://zm@127.0.0.1:1/zm"}
+    done = run("hook", "codex", turn(1, "We ship with make ship."), extra=down, binary=True)
     assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
-    [line] = zm_binary("capture", "log").stdout.splitlines()
+    [line] = run("capture", "log").stdout.splitlines()
     assert "codex agent-turn-complete t-1: not sent, tried again on the next run: unavailable: cannot connect" in line
+    assert model.requests == []
+
+    assert run("hook", "codex", turn(2, "And the health check is /healthz."), binary=True).exit_code == 0
+    [text] = sent(model)
+    assert "user: We ship with make ship." in text and "user: And the health check is /healthz." in text
 
 
 def test_bad_hook_input_fails_with_one_line(run: Run) -> None:

@@ -15,8 +15,6 @@ from collections import deque
 from datetime import datetime
 from pathlib import Path
 
-from zero_memory.clock import to_text
-
 FILE = Path("hooks") / "hooks.log"
 MAX_BYTES = 512 * 1024
 KEEP_LINES = 2_000
@@ -29,7 +27,7 @@ def path(home: str | Path) -> Path:
 def line(at: datetime, client: str, event: str, session: str | None, outcome: str) -> str:
     """``2026-12-03T18:04:19Z claude-code SessionEnd 8f1c2a4e: sent 5 turn(s)``: one line, whatever it holds."""
     who = f"{client} {event}" + (f" {session[:8]}" if session else "")
-    return f"{to_text(at.replace(microsecond=0))} {who}: {' '.join(outcome.split())}"
+    return f"{at.strftime('%Y-%m-%dT%H:%M:%SZ')} {who}: {' '.join(outcome.split())}"
 
 
 def append(home: str | Path, text: str) -> None:

@@ -57,7 +57,11 @@ MAX_READ_BYTES = 32 * 1024 * 1024
 
 
 def state_dir(app: App) -> Path:
-    return Path(app.settings.home) / "hooks"
+    return states_in(app.settings.home)
+
+
+def states_in(home: str | Path) -> Path:
+    return Path(home) / "hooks"
 
 
 def nothing_to_read(payload: Mapping[str, Any]) -> str | None:
@@ -105,24 +109,39 @@ def check_codex(payload: Mapping[str, Any]) -> None:
     _text(payload, "turn-id")
 
 
+def keep_codex_turn(payload: Mapping[str, Any], states: Path) -> None:
+    """Save a finished Codex turn as pending, before any store is opened: a run that cannot send it (the
+    database down) leaves it for the next turn's run, which sends it first."""
+    check_codex(payload)
+    with _state(states, CODEX, _text(payload, "thread-id")) as state:
+        _pending(state, payload)
+
+
 def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
     """Send one finished Codex turn, with any earlier turn whose send failed."""
     check_codex(payload)
     session = _text(payload, "thread-id")
-    turn_id = _text(payload, "turn-id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     with _state(states, CODEX, session) as state:
         sent: list[str] = list(state.get("sent", []))
-        pending: list[dict[str, Any]] = list(state.get("pending", []))
-        if turn_id not in sent and all(p["turn"] != turn_id for p in pending):
-            pending.append({"turn": turn_id, "turns": [[t.role, t.text] for t in codex_turns(payload)]})
-            state["pending"] = pending
+        pending = _pending(state, payload)
         turns = [Turn(role, text) for p in pending for role, text in p["turns"]]
         # Saved before sending: a failed send leaves this turn pending for the next one.
         _save(states, CODEX, session, state)
         report = _send(app, caller, turns, session=session, client=CODEX, project_hint=cwd)
         state.update(sent=[*sent, *(p["turn"] for p in pending)][-SENT_TURNS_KEPT:], pending=[])
         return report
+
+
+def _pending(state: dict[str, Any], payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The turns still to send, this one added unless it was sent or kept already."""
+    turn_id = _text(payload, "turn-id")
+    sent: list[str] = list(state.get("sent", []))
+    pending: list[dict[str, Any]] = list(state.get("pending", []))
+    if turn_id not in sent and all(p["turn"] != turn_id for p in pending):
+        pending.append({"turn": turn_id, "turns": [[t.role, t.text] for t in codex_turns(payload)]})
+        state["pending"] = pending
+    return pending
 
 
 def _send(

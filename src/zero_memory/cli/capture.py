@@ -120,7 +120,7 @@ def hook_codex(
     payload = _payload(notification if notification is not None else sys.stdin.read(MAX_HOOK_INPUT + 1))
     if payload.get("type") != "agent-turn-complete":
         return  # other notifications carry no words
-    hooks.check_codex(payload)
+    hooks.keep_codex_turn(payload, hooks.states_in(settings().home))
     with _quietly(hooks.CODEX, payload, "thread-id", "type", json_out) as run:
         application = app()
         run.report = hooks.codex(application, local_caller(hooks.CODEX), payload, hooks.state_dir(application))
