@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from typing import Any
 
 from zero_memory.mcp.stdio_front import LISTED, REPLAYED, Front
@@ -109,3 +111,24 @@ def test_a_request_the_catalogue_cannot_answer_before_a_handshake_waits_for_the_
         line(id=8, method="tools/list", params={}),
         b"not json\n",
     ]
+
+
+def test_the_front_imports_nothing_but_the_standard_library_and_its_own_light_modules() -> None:
+    """What ``zm mcp`` imports before it can answer: a heavy import added here (the SDK, numpy, pydantic, the
+    store) would put the handshake behind it again (benchmarks/mcp_start.py measures the time)."""
+    probe = (
+        "import sys, zero_memory.cli.entry, zero_memory.mcp.stdio_front\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] not in sys.stdlib_module_names)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    loaded = set(done.stdout.split()) - {"__main__", "_distutils_hack"}
+    assert loaded == {
+        "zero_memory",
+        "zero_memory.cli",
+        "zero_memory.cli.entry",
+        "zero_memory.errors",
+        "zero_memory.mcp",
+        "zero_memory.mcp.catalogue",
+        "zero_memory.mcp.stdio_front",
+        "zero_memory.settings",
+    }
