@@ -93,3 +93,4 @@ def test_the_hook_answers_a_session_start_with_the_briefing(zm: Zm, tmp_path: Pa
     assert broken.exit_code == 0
     said = json.loads(broken.stdout)["hookSpecificOutput"]["additionalContext"]
     assert said.startswith("zero-memory: no briefing")
+    assert "Z claude-code SessionStart: no briefing: Expecting value" in zm("capture", "log").stdout

@@ -10,7 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from zero_memory import errors
-from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
+from zero_memory.capture import hook_log
+from zero_memory.cli.client_config import redact
+from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, settings
+from zero_memory.clock import utcnow
 from zero_memory.memory import pins
 from zero_memory.memory.briefing import build_context
 from zero_memory.memory.briefing_text import age, render
@@ -69,6 +72,7 @@ def context(
 
 def hook_answer(raw: str) -> dict[str, Any]:
     """Claude Code's SessionStart answer for one hook input; a briefing that fails says why, never blocks."""
+    event: Any = None
     try:
         event = json.loads(raw) if raw.strip() else {}
         if not isinstance(event, dict):
@@ -81,7 +85,12 @@ def hook_answer(raw: str) -> dict[str, Any]:
         briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root))
         text = render(briefing) + f'\n\nThe repository root, for project_hint: "{root}".'
     except (errors.ZMError, ValueError, OSError) as error:
-        text = f"zero-memory: no briefing ({str(error).splitlines()[0]}); call `build_context` yourself."
+        reason = str(error).splitlines()[0]
+        text = f"zero-memory: no briefing ({reason}); call `build_context` yourself."
+        event_session = event.get("session_id") if isinstance(event, dict) else None
+        session = event_session if isinstance(event_session, str) else None
+        line = hook_log.line(utcnow(), "claude-code", "SessionStart", session, f"no briefing: {redact(reason)}")
+        hook_log.append(settings().home, line)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
