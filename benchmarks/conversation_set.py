@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 NAMES = [
     "Maya", "Jonas", "Priya", "Tomás", "Lena", "Kofi", "Hana", "Mateo", "Ingrid", "Ravi", "Chloe", "Dmitri",
@@ -195,7 +195,12 @@ def _facts(b: _Builder, who: str, other: str, tag: str, pools: dict[str, list]) 
 
     city, relative, place = pools["city"].pop(), rng.choice(RELATIVES), rng.choice(PLACES)
     s1, s2 = b.two_sessions()
-    b.say(s1, who, f"We're flying to {city} next month to visit my {relative}, who moved there last year.", f"{tag}trip1")
+    b.say(
+        s1,
+        who,
+        f"We're flying to {city} next month to visit my {relative}, who moved there last year.",
+        f"{tag}trip1",
+    )
     b.say(s1, other, f"{city}! I've always wanted to go there.")
     b.say(s2, who, f"Back home now. My {relative} took us to {place} and we stayed out until midnight.", f"{tag}trip2")
     b.say(s2, other, f"Welcome back! Did you like {city}?")
@@ -205,7 +210,12 @@ def _facts(b: _Builder, who: str, other: str, tag: str, pools: dict[str, list]) 
     race_city = pools["city"].pop()
     s = rng.randrange(b.sessions)
     minutes = rng.randrange(50, 59)
-    b.say(s, who, f"I ran my first half marathon in {race_city} yesterday, finished in 1 hour {minutes} minutes!", f"{tag}race")
+    b.say(
+        s,
+        who,
+        f"I ran my first half marathon in {race_city} yesterday, finished in 1 hour {minutes} minutes!",
+        f"{tag}race",
+    )
     b.say(s, other, "Congratulations, that is a great time for a first race.")
     b.ask(f"When did {who} run a half marathon?", "temporal", f"{tag}race")
 
@@ -214,7 +224,12 @@ def _facts(b: _Builder, who: str, other: str, tag: str, pools: dict[str, list]) 
     b.say(s1, who, f"I'm seriously thinking about quitting {company} to join a small {sector} startup.", f"{tag}job1")
     b.say(s1, other, f"Big step! What does your manager at {company} say?")
     if rng.random() < 0.5:
-        b.say(s2, who, f"Update: I decided to stay at {company} after all, they offered me a team lead role.", f"{tag}job2")
+        b.say(
+            s2,
+            who,
+            f"Update: I decided to stay at {company} after all, they offered me a team lead role.",
+            f"{tag}job2",
+        )
     else:
         b.say(s2, who, f"Today was my last day at {company}. On Monday I start at the {sector} startup.", f"{tag}job2")
     b.ask(f"Does {who} still work at {company}?", "temporal", f"{tag}job2")
@@ -233,8 +248,18 @@ def _facts(b: _Builder, who: str, other: str, tag: str, pools: dict[str, list]) 
     coworker, skill, event, event_city = rng.choice(NAMES), rng.choice(SKILLS), rng.choice(EVENTS), pools["city"].pop()
     s1, s2 = b.two_sessions()
     b.say(s1, who, f"My coworker {coworker} has been teaching me {skill} during lunch breaks.", f"{tag}cow1")
-    b.say(s2, who, f"{coworker} and I went to a {event} in {event_city} together, it was exhausting but fun.", f"{tag}cow2")
-    b.ask(f"Which city did {who} travel to with the coworker who teaches {who} {skill}?", "multi-hop", f"{tag}cow1", f"{tag}cow2")
+    b.say(
+        s2,
+        who,
+        f"{coworker} and I went to a {event} in {event_city} together, it was exhausting but fun.",
+        f"{tag}cow2",
+    )
+    b.ask(
+        f"Which city did {who} travel to with the coworker who teaches {who} {skill}?",
+        "multi-hop",
+        f"{tag}cow1",
+        f"{tag}cow2",
+    )
 
     title, author, about = pools["book"].pop()
     s = rng.randrange(b.sessions)
@@ -247,7 +272,7 @@ def _facts(b: _Builder, who: str, other: str, tag: str, pools: dict[str, list]) 
     b.say(s, who, f"I had to push the meeting with my manager to Thursday because {reason}.", f"{tag}meet")
     b.ask(f"Why did {who} reschedule the meeting?", "single-hop", f"{tag}meet")
 
-    (h1, t1), (h2, t2) = pools["hobby"].pop(), pools["hobby"].pop()
+    (_, t1), (_, t2) = pools["hobby"].pop(), pools["hobby"].pop()
     s1, s2 = b.two_sessions()
     b.say(s1, who, t1[0].upper() + t1[1:] + ".", f"{tag}hob1")
     b.say(s2, who, t2[0].upper() + t2[1:] + ".", f"{tag}hob2")
@@ -275,7 +300,7 @@ def conversation(seed: int) -> Conversation:
     rng = random.Random(seed)
     a, b_ = rng.sample(NAMES, 2)
     sessions = rng.randrange(14, 21)
-    start = datetime(2025, 1, 6, 18, tzinfo=timezone.utc) + timedelta(days=rng.randrange(0, 120))
+    start = datetime(2025, 1, 6, 18, tzinfo=UTC) + timedelta(days=rng.randrange(0, 120))
     span = rng.randrange(180, 301)
     days = sorted(rng.sample(range(1, span), sessions - 1))
     dates = [start] + [start + timedelta(days=d, hours=rng.randrange(-6, 4)) for d in days]

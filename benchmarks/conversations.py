@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ from zero_memory.settings import Settings
 OWNER = "bench"
 KS = (1, 5, 10)
 RRF_K = 60
-UNDATED_AT = datetime(2026, 1, 5, 12, tzinfo=timezone.utc)
+UNDATED_AT = datetime(2026, 1, 5, 12, tzinfo=UTC)
 
 
 def load() -> str:
@@ -107,7 +107,11 @@ def store_of(home: Path, convo: Conversation, dated: bool, embedder: CachedEmbed
     if present == 0:
         for turn in convo.turns:
             clock.now = turn.at if dated else UNDATED_AT
-            remember(app, caller, RememberRequest(content=turn.content, kind=Kind.EPISODE, scope="personal", provisional=True))
+            remember(
+                app,
+                caller,
+                RememberRequest(content=turn.content, kind=Kind.EPISODE, scope="personal", provisional=True),
+            )
     return app
 
 

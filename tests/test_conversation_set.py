@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from conversation_set import Conversation, conversation, conversations  # noqa: E402
+from conversation_set import Conversation, conversation, conversations
 
 CATEGORIES = {"single-hop", "multi-hop", "temporal", "open-domain"}
 
