@@ -85,9 +85,9 @@ class Agents:
     zm_home: Path
     model: FakeAgentModel
 
-    def zm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """``zm`` as the user runs it in a shell: the data directory in ``ZM_HOME``."""
-        env = {**self.env(), "ZM_HOME": str(self.zm_home), "COLUMNS": "200"}
+    def zm(self, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """``zm`` as the user runs it in a shell: the data directory in ``ZM_HOME``, ``env`` on top."""
+        env = {**self.env(), "ZM_HOME": str(self.zm_home), "COLUMNS": "200", **(env or {})}
         return subprocess.run([ZM, *args], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=check)
 
     def env(self) -> dict[str, str]:
@@ -105,6 +105,21 @@ class Agents:
         folder = self.home / path
         folder.mkdir(parents=True)
         return folder
+
+    def capture_env(self) -> dict[str, str]:
+        """What ``zm setup --capture`` needs where it runs: an extraction model (the fake one)."""
+        return {
+            "ZM_JUDGE_PROVIDER": "anthropic",
+            "ZM_EXTRACT_MODEL": "fake-claude",
+            "ZM_JUDGE_BASE_URL": self.model.url,
+        }
+
+    def seed(self, project: Path, memories: list[dict[str, str]]) -> None:
+        """Import ``memories`` (content, kind) into ``project``'s project with ``zm import``."""
+        data = self.home.parent / "seed.jsonl"
+        data.write_text("".join(json.dumps(memory) + "\n" for memory in memories))
+        imported = json.loads(self.zm("import", str(data), "--project", str(project), "--json").stdout)
+        assert imported["imported"] == len(memories), imported
 
     def projects(self) -> list[str]:
         """The project scopes the store holds."""
@@ -159,5 +174,6 @@ def briefings(request_body: Any) -> list[str]:
         for block in blocks:
             text = block.get("text") if isinstance(block, dict) else None
             if isinstance(text, str) and BRIEFING_HEADING in text:
-                found.extend(BRIEFING_HEADING + part for part in text.split(BRIEFING_HEADING)[1:])
+                # Claude Code puts its own sections (``# Environment``, ...) after the hook's context.
+                found.extend(BRIEFING_HEADING + part.split("\n# ")[0] for part in text.split(BRIEFING_HEADING)[1:])
     return found
