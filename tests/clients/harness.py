@@ -2,7 +2,8 @@
 
 Claude Code (``claude -p``) and Codex (``codex exec``) are the pinned npm
 packages of tests/clients/package.json, installed into tests/clients/node_modules
-on first use. Each talks to a ``FakeAgentModel`` on 127.0.0.1 that plays the
+on first use, with the MCP Inspector's CLI, which stands in for Cursor (no CLI
+here). Each agent talks to a ``FakeAgentModel`` on 127.0.0.1 that plays the
 model from a script, and starts the real ``zm mcp`` itself from the
 configuration ``zm setup`` wrote. Nothing reaches the internet: the clients'
 update checks, telemetry and error reports are turned off, and every run is
@@ -48,7 +49,7 @@ def install_clients() -> None:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed: the real-client tests need node 20 and npm")
-    if (BIN / "claude").exists() and (BIN / "codex").exists():
+    if all((BIN / name).exists() for name in ("claude", "codex", "mcp-inspector")):
         return
     subprocess.run(
         ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CLIENTS_DIR, check=True, timeout=600
@@ -155,6 +156,11 @@ class Agents:
         env = {**self.env(), "FAKE_MODEL_KEY": "sk-fake-for-tests"}
         args = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", *flags, prompt]
         return self._run([str(BIN / "codex"), *args], cwd, env)
+
+    def inspector(self, config: Path, *args: str) -> Run:
+        """The MCP Inspector's CLI on the server ``config`` (an ``mcpServers`` file) names ``zero-memory``."""
+        argv = [str(BIN / "mcp-inspector"), "--cli", "--config", str(config), "--server", "zero-memory", *args]
+        return self._run(argv, self.home, self.env())
 
     @staticmethod
     def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> Run:
