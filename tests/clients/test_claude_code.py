@@ -185,3 +185,26 @@ def test_a_repository_with_the_same_folder_name_does_not_recall_the_others_memor
     assert run.returncode == 0, run.stderr
     assert EXPORT not in agents.model.tool_results()[-1]
     assert len(agents.projects()) == 2
+
+
+def test_capture_at_session_end_and_at_compaction_sends_each_word_once(agents: Agents) -> None:
+    repo = agents.repo("work/api")
+    agents.zm("setup", "claude-code", "--capture", env=agents.capture_env())
+    statement = {"content": "Exports are paged at 500 rows.", "kind": "decision", "scope_hint": "project"}
+    agents.model.answer_tool("extracted_statements", {"statements": [statement]})
+    said = "Let us page the exports at 500 rows from now on."
+    agents.model.script(say("Paging exports at 500 rows."))
+    first = agents.claude(said, repo)
+    assert first.returncode == 0, first.stderr
+    compacted = agents.claude("/compact", repo, "--continue")
+    assert compacted.returncode == 0, compacted.stderr
+
+    extractions = agents.model.side_requests("extracted_statements")
+    assert sum(json.dumps(r.body).count(said) for r in extractions) == 1, len(extractions)
+    # The session's end, then the compaction of the continued session (and its end): each sends only
+    # what was written since the last send.
+    chunks = json.loads(agents.zm("capture", "list", "--json").stdout)
+    assert len(chunks) >= 2 and len({c["chunk_hash"] for c in chunks}) == len(chunks)
+    assert all(c["status"] == "done" and c["client"] == "claude-code" for c in chunks)
+    exported = [json.loads(line) for line in agents.zm("export", "--format", "jsonl").stdout.splitlines()]
+    assert [m["content"] for m in exported if m["rank"] == 0] == [statement["content"]]

@@ -66,12 +66,23 @@ class FakeAgentModel(FakeHTTPServer):
         self._turns: deque[Turn] = deque()
         self._script_lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._side_tools: dict[str, dict[str, Any]] = {}
         self.respond_with(self._answer)
 
     def script(self, *turns: Turn) -> None:
         """The agent's next turns, in order."""
         with self._script_lock:
             self._turns.extend(turns)
+
+    def answer_tool(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Answer every request that is not an agent turn and offers ``tool`` (e.g. capture's extraction
+        call, ``extracted_statements``) by calling it with ``arguments``."""
+        with self._script_lock:
+            self._side_tools[tool] = arguments
+
+    def side_requests(self, tool: str) -> list[RecordedRequest]:
+        """The requests that were not agent turns and offered ``tool``."""
+        return [r for r in self.requests if not _is_turn(r) and tool in _tool_names(r.body)]
 
     @property
     def pending(self) -> int:
@@ -100,12 +111,17 @@ class FakeAgentModel(FakeHTTPServer):
         with self._script_lock:
             return self._turns.popleft() if self._turns else say("done")
 
+    def _side_turn(self, body: dict[str, Any]) -> Turn:
+        with self._script_lock:
+            offered = [name for name in _tool_names(body) if name in self._side_tools]
+            return call(offered[0], self._side_tools[offered[0]]) if offered else say("ok")
+
     def _answer(self, request: RecordedRequest) -> Reply:
         path = request.path.split("?")[0]
         body = request.body if isinstance(request.body, dict) else {}
         if path.endswith("/models"):
             return Reply.json({"object": "list", "data": [], "models": []})
-        turn = self._next_turn() if _is_turn(request) else say("ok")
+        turn = self._next_turn() if _is_turn(request) else self._side_turn(body)
         n = next(self._ids)
         if path.endswith("/messages/count_tokens"):
             return Reply.json({"input_tokens": 100})
@@ -186,6 +202,11 @@ def _is_turn(request: RecordedRequest) -> bool:
     if request.path.split("?")[0].endswith("/responses"):
         return True
     return bool(body.get("stream")) and bool(body.get("tools"))
+
+
+def _tool_names(body: Any) -> list[str]:
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return [str(tool.get("name")) for tool in tools or [] if isinstance(tool, dict)]
 
 
 def _tool_results(body: Any) -> list[tuple[str, str]]:
