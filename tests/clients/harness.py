@@ -171,6 +171,25 @@ class Agents:
         return Run(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
+TOPICS = ["export", "billing", "search", "auth", "queue", "cache", "upload", "report", "invoice", "webhook"]
+KINDS = ["decision", "convention", "gotcha", "task", "preference"]
+REASON = (
+    " We chose this after the incident review of {topic}: the alternatives were slower under load, harder to"
+    " operate at night, and broke the {topic} dashboards twice; revisit only with numbers from production"
+    " traces, and keep the runbook for {topic} in step with it."
+)
+
+
+def project_memories(length: str) -> list[dict[str, str]]:
+    """Forty memories of a project: one line each (short), or each with its paragraph of reasons (long)."""
+    memories = []
+    for n in range(40):
+        topic, kind = TOPICS[n % len(TOPICS)], KINDS[n % len(KINDS)]
+        content = f"The {topic} service ({kind} {n}) keeps its {n + 2} workers behind the {TOPICS[n // 4]} gateway."
+        memories.append({"content": content + (REASON.format(topic=topic) if length == "long" else ""), "kind": kind})
+    return memories
+
+
 def briefings(request_body: Any) -> list[str]:
     """Every zero-memory briefing in what Claude Code handed the model, as the model sees it."""
     found: list[str] = []

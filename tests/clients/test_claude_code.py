@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.clients.harness import HOOK_CONTEXT, Agents, briefings, claude_calls
+from tests.clients.harness import HOOK_CONTEXT, Agents, briefings, claude_calls, project_memories
 from tests.fakes.agent_model import say
 
 pytestmark = pytest.mark.clients
@@ -43,7 +43,7 @@ def test_a_memory_remembered_in_one_session_is_recalled_in_the_next(agents: Agen
     first = agents.claude("Remember how the export endpoint pages its CSV.", repo)
     assert first.returncode == 0, first.stderr
     assert first.json()["result"] == "noted" and agents.model.pending == 0
-    loaded, written = agents.model.tool_results()
+    *_, loaded, written = agents.model.tool_results()
     assert loaded == "tool_reference:mcp__zero-memory__remember"
     # What the model is handed is the JSON of the tool's structuredContent, not its text.
     created = json.loads(written)
@@ -117,25 +117,6 @@ def test_claude_mcp_list_with_capture_hooks_shows_no_failing_hook(agents: Agents
     assert "failed" not in listed.stdout + listed.stderr, listed.stdout + listed.stderr
 
 
-TOPICS = ["export", "billing", "search", "auth", "queue", "cache", "upload", "report", "invoice", "webhook"]
-KINDS = ["decision", "convention", "gotcha", "task", "preference"]
-REASON = (
-    " We chose this after the incident review of {topic}: the alternatives were slower under load, harder to"
-    " operate at night, and broke the {topic} dashboards twice; revisit only with numbers from production"
-    " traces, and keep the runbook for {topic} in step with it."
-)
-
-
-def store(length: str) -> list[dict[str, str]]:
-    """Forty memories of a project: one line each (short), or each with its paragraph of reasons (long)."""
-    memories = []
-    for n in range(40):
-        topic, kind = TOPICS[n % len(TOPICS)], KINDS[n % len(KINDS)]
-        content = f"The {topic} service ({kind} {n}) keeps its {n + 2} workers behind the {TOPICS[n // 4]} gateway."
-        memories.append({"content": content + (REASON.format(topic=topic) if length == "long" else ""), "kind": kind})
-    return memories
-
-
 @pytest.mark.xfail(
     strict=True,
     reason="issue 28 item 3: the budget is measured on the text rendering, but Claude Code hands the model the "
@@ -145,7 +126,7 @@ def store(length: str) -> list[dict[str, str]]:
 def test_the_briefing_the_model_receives_fits_the_budget(agents: Agents, length: str) -> None:
     repo = agents.repo("work/api")
     agents.zm("setup", "claude-code")
-    agents.seed(repo, store(length))
+    agents.seed(repo, project_memories(length))
     agents.model.script(*claude_calls("build_context", {"project_hint": str(repo), "topic": "the export endpoint"}))
     run = agents.claude("Brief me on this repository.", repo)
     assert run.returncode == 0, run.stderr

@@ -12,7 +12,10 @@ with the next scripted ``Turn`` in the protocol the request came in: a
 not an agent turn (no tools offered, or not streamed: a title, a quota probe)
 gets a short text answer and takes nothing from the script; a turn asked for
 after the script ran out gets ``say("done")``, so a client never hangs on an
-unscripted request. Every request is recorded (``requests``) so a test can
+unscripted request. A ToolSearch that Claude Code answers with "still
+connecting" (``zm mcp`` has not answered yet) is asked again, as Claude Code
+tells the model to, with the fake's answer held back a second each time
+(the model's own pace). Every request is recorded (``requests``) so a test can
 read what the client handed the model: the tools it offered, the briefing, a
 tool result.
 """
@@ -29,6 +32,9 @@ from typing import Any
 from tests.fakes.server import FakeHTTPServer, RecordedRequest, Reply
 
 __all__ = ["FakeAgentModel", "RecordedRequest", "Turn", "call", "say"]
+
+# Claude Code's ToolSearch result while an MCP server has not answered yet.
+STILL_CONNECTING = "No matching deferred tools found. Some MCP servers are still connecting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,7 @@ class FakeAgentModel(FakeHTTPServer):
         self._script_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._side_tools: dict[str, dict[str, Any]] = {}
+        self._last: Turn | None = None
         self.respond_with(self._answer)
 
     def script(self, *turns: Turn) -> None:
@@ -107,9 +114,14 @@ class FakeAgentModel(FakeHTTPServer):
 
     # -- answering ------------------------------------------------------------
 
-    def _next_turn(self) -> Turn:
+    def _next_turn(self, body: dict[str, Any]) -> tuple[Turn, bool]:
+        """The next scripted turn, or (True) the last one again: a search while a server was still starting."""
         with self._script_lock:
-            return self._turns.popleft() if self._turns else say("done")
+            results = _tool_results(body)
+            if self._last is not None and results and results[-1][1].startswith(STILL_CONNECTING):
+                return self._last, True
+            self._last = self._turns.popleft() if self._turns else say("done")
+            return self._last, False
 
     def _side_turn(self, body: dict[str, Any]) -> Turn:
         with self._script_lock:
@@ -121,12 +133,13 @@ class FakeAgentModel(FakeHTTPServer):
         body = request.body if isinstance(request.body, dict) else {}
         if path.endswith("/models"):
             return Reply.json({"object": "list", "data": [], "models": []})
-        turn = self._next_turn() if _is_turn(request) else self._side_turn(body)
+        turn, again = self._next_turn(body) if _is_turn(request) else (self._side_turn(body), False)
         n = next(self._ids)
         if path.endswith("/messages/count_tokens"):
             return Reply.json({"input_tokens": 100})
         if path.endswith("/messages"):
-            return self._anthropic(turn, n, stream=bool(body.get("stream")))
+            reply = self._anthropic(turn, n, stream=bool(body.get("stream")))
+            return reply.delayed(1.0) if again else reply
         if path.endswith("/responses"):
             return self._responses(turn, n)
         return Reply.json({"error": {"message": f"fake model: no endpoint {path}"}}, status=404)
