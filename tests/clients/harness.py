@@ -86,10 +86,14 @@ class Agents:
     zm_home: Path
     model: FakeAgentModel
 
-    def zm(self, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def zm(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """``zm`` as the user runs it in a shell: the data directory in ``ZM_HOME``, ``env`` on top."""
         env = {**self.env(), "ZM_HOME": str(self.zm_home), "COLUMNS": "200", **(env or {})}
-        return subprocess.run([ZM, *args], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=check)
+        return subprocess.run(
+            [ZM, *args], env=env, input=input, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=check
+        )
 
     def env(self) -> dict[str, str]:
         """The clients' environment: no ZM_* variable, so the configuration ``zm setup`` wrote must carry them."""
@@ -140,16 +144,16 @@ class Agents:
         return self._run([str(BIN / "claude"), "mcp", "list"], cwd, env)
 
     def use_fake_model_in_codex(self) -> None:
-        """Point Codex at the fake model: a custom provider at the top of ~/.codex/config.toml."""
+        """Point Codex at the fake model, in ~/.codex/config.toml: the model and provider keys at the top (before
+        any table), the custom provider's table at the end."""
         config = self.home / ".codex" / "config.toml"
         existing = config.read_text() if config.exists() else ""
         provider = (
-            'model = "fake-model"\nmodel_provider = "fake"\n\n'
-            f'[model_providers.fake]\nname = "fake"\nbase_url = "{self.model.url}/v1"\n'
-            'wire_api = "responses"\nenv_key = "FAKE_MODEL_KEY"\n\n'
+            f'\n[model_providers.fake]\nname = "fake"\nbase_url = "{self.model.url}/v1"\n'
+            'wire_api = "responses"\nenv_key = "FAKE_MODEL_KEY"\n'
         )
         config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(provider + existing)
+        config.write_text('model = "fake-model"\nmodel_provider = "fake"\n' + existing + provider)
 
     def codex(self, prompt: str, cwd: Path, *flags: str) -> Run:
         """``codex exec PROMPT`` in ``cwd`` with no approvals and no sandbox, so a tool call just runs."""

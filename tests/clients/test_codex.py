@@ -8,6 +8,7 @@ request, and hands a tool's answer back as the JSON of its structuredContent.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -126,3 +127,29 @@ def test_the_briefing_codex_hands_the_model_fits_the_budget(agents: Agents, leng
     assert json.loads(built)["budget_chars"] == BRIEFING_CHARS
     print(f"{length}: build_context as Codex hands it to the model: {len(built)} characters")
     assert len(built) <= BRIEFING_CHARS, len(built)
+
+
+def test_codex_notify_sends_each_finished_turn_to_capture_once(agents: Agents) -> None:
+    repo = agents.repo("work/api")
+    agents.zm("setup", "codex", "--capture", env=agents.capture_env())
+    # Codex hands notify no provider key of its own: the hook pays with the one the user stored.
+    agents.zm("user", "key", "set", "--provider", "anthropic", input="sk-ant-fake-key-for-tests\n")
+    agents.use_fake_model_in_codex()
+    statement = {"content": "Exports are paged at 500 rows.", "kind": "decision", "scope_hint": "project"}
+    agents.model.answer_tool("extracted_statements", {"statements": [statement]})
+    said = "Let us page the exports at 500 rows from now on."
+    agents.model.script(say("Paging exports at 500 rows."))
+    run = agents.codex(said, repo)
+    assert run.returncode == 0, run.stderr
+    # The notify program runs when the turn completes; wait for its chunk to be extracted.
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        chunks = json.loads(agents.zm("capture", "list", "--json").stdout)
+        if chunks and all(c["status"] == "done" for c in chunks):
+            break
+        time.sleep(1)
+    assert [(c["client"], c["status"], c["created"]) for c in chunks] == [("codex", "done", 1)], chunks
+    extractions = agents.model.side_requests("extracted_statements")
+    assert sum(json.dumps(r.body).count(said) for r in extractions) == 1, len(extractions)
+    exported = [json.loads(line) for line in agents.zm("export", "--format", "jsonl").stdout.splitlines()]
+    assert [m["content"] for m in exported if m["rank"] == 0] == [statement["content"]]
