@@ -22,9 +22,9 @@ EXPORT = "The export endpoint streams CSV in pages of 500 rows, so memory stays 
 BRIEFING_CHARS = 8000  # ZM_BRIEFING_CHARS' default
 
 
-def offered(agents: Agents) -> dict[str, Any]:
-    """The zero-memory namespace in the first request Codex sent the model, or {} when it was not offered."""
-    tools = agents.model.turns()[0].body["tools"]
+def offered(agents: Agents, turn: int = 0) -> dict[str, Any]:
+    """The zero-memory namespace in that request Codex sent the model, or {} when it was not offered."""
+    tools = agents.model.turns()[turn].body["tools"]
     return next((t for t in tools if t.get("name") == CODEX_NAMESPACE), {})
 
 
@@ -72,13 +72,16 @@ def test_codex_offers_the_tools_and_a_remembered_memory_is_recalled_next_run(age
     "initialize too late (imports and building the server first), so the first turn has no zero-memory tools",
 )
 def test_codex_set_up_by_zm_setup_alone_offers_the_tools_in_the_first_turn(agents: Agents) -> None:
+    """Every run, not most: three in a row (the issue asks for 20 of 20 in a benchmark)."""
     repo = agents.repo("work/api")
     agents.zm("setup", "codex")
     agents.use_fake_model_in_codex()
-    agents.model.script(say("done"))
-    run = agents.codex("What is left to do here?", repo)
-    assert run.returncode == 0, run.stderr
-    assert offered(agents), [t.get("name") for t in agents.model.turns()[0].body["tools"]]
+    for _ in range(3):
+        first = len(agents.model.turns())
+        agents.model.script(say("done"))
+        run = agents.codex("What is left to do here?", repo)
+        assert run.returncode == 0, run.stderr
+        assert offered(agents, first), [t.get("name") for t in agents.model.turns()[first].body["tools"]]
 
 
 @pytest.mark.xfail(
