@@ -85,8 +85,10 @@ def test_the_hook_answers_a_session_start_with_the_briefing(zm: Zm, tmp_path: Pa
     assert output["hookEventName"] == "SessionStart"
     context = output["additionalContext"]
     assert task["id"] in context and "## Open loops" in context
-    # One briefing per session, and only promises that hold for the agent's own calls.
+    # One briefing per session, and only promises that hold for the agent's own calls: its stdio server,
+    # started in this repository, writes an unscoped remember to the repository's project.
     assert "build_context" not in context and "A remember with no scope writes" not in context
+    assert f"In this repository a remember with no scope writes to {task['scope']}." in context
     assert context.endswith(f'The repository root, for project_hint: "{repo}".')
 
     broken = zm("context", "--hook", input="not json")
@@ -94,3 +96,18 @@ def test_the_hook_answers_a_session_start_with_the_briefing(zm: Zm, tmp_path: Pa
     said = json.loads(broken.stdout)["hookSpecificOutput"]["additionalContext"]
     assert said.startswith("zero-memory: no briefing")
     assert "Z claude-code SessionStart: no briefing: Expecting value" in zm("capture", "log").stdout
+
+
+def test_the_hook_in_no_repository_briefs_without_creating_a_project(zm: Zm, tmp_path: Path) -> None:
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    event = {"session_id": "abc", "cwd": str(downloads), "hook_event_name": "SessionStart", "source": "startup"}
+    done = zm("context", "--hook", input=json.dumps(event))
+    assert done.exit_code == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("# zero-memory briefing\n") and "project_hint:" not in context.split("\n")[-1]
+    assert (
+        'This session is in no repository and writes to no project by default: give remember a scope ("personal"'
+        in context
+    )
+    assert zm("project", "list", "--json").json() == []

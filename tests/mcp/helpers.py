@@ -111,11 +111,18 @@ async def connect(
     user: str = "alice",
     client_name: str = "pytest-mcp",
     token: str | None = None,
+    cwd: Path | None = None,
+    environ: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
-    """An SDK client connected to ``zm mcp`` (a new process) or to the session's ``zm serve``."""
+    """An SDK client connected to ``zm mcp`` (a new process) or to the session's ``zm serve``.
+
+    ``zm mcp`` starts in ``cwd``: the session's repository, as a client starts it in its workspace; by
+    default the deployment's home, a directory in no repository (so its session is attached to nothing).
+    """
     info = Implementation(name=client_name, version="1.0.0")
     if transport == "stdio":
-        params = StdioServerParameters(command=ZM, args=["mcp"], env={**deployment.env, "ZM_USER": user})
+        env = {**deployment.env, "ZM_USER": user, **(environ or {})}
+        params = StdioServerParameters(command=ZM, args=["mcp"], env=env, cwd=cwd or deployment.home)
         async with Client(params, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
             yield client
         return

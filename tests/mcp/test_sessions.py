@@ -7,11 +7,23 @@ has no sessions, so there a client that wants one passes ``session_id``.
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import pytest
 
 from tests.mcp.helpers import ALL_CONNECTIONS, Deployment, call_error, call_ok, connect, unique
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def a_repository(parent: Path) -> Path:
+    """A git repository (as far as zero-memory reads one) with a folder name no other test uses."""
+    repo = parent / f"shop{uuid.uuid4().hex[:8]}"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text("[core]\n")
+    (repo / "src").mkdir()
+    return repo
 
 
 @pytest.mark.parametrize("via", ALL_CONNECTIONS)
@@ -41,3 +53,39 @@ async def test_two_stdio_processes_are_two_sessions(http_server: Deployment) -> 
         two = await call_ok(second, "recall", {"query": "x", "project_hint": "/work/src/two"})
         assert one["session"]["session_id"] != two["session"]["session_id"]
         assert two["session"]["attached_project"] == "proj.alice.two"
+
+
+async def test_a_stdio_server_started_in_a_repository_writes_to_its_project(
+    http_server: Deployment, tmp_path: Path
+) -> None:
+    """As Claude Code and Codex start it: in the workspace, with no session id or project on any call."""
+    repo = a_repository(tmp_path)
+    async with connect(http_server, "stdio", "legacy", cwd=repo / "src") as client:
+        written = await call_ok(client, "remember", {"content": unique("Carts expire after a day"), "kind": "fact"})
+        assert written["scope"] == f"proj.alice.{repo.name}" == written["session"]["attached_project"]
+    async with connect(http_server, "stdio", "legacy") as elsewhere:
+        found = await call_ok(elsewhere, "recall", {"query": "carts expire", "project_hint": str(repo)})
+        assert written["id"] in [hit["id"] for hit in found["hits"]]
+
+
+async def test_claude_codes_project_dir_names_the_repository(http_server: Deployment, tmp_path: Path) -> None:
+    repo = a_repository(tmp_path)
+    environ = {"CLAUDE_PROJECT_DIR": str(repo)}
+    async with connect(http_server, "stdio", "legacy", cwd=tmp_path, environ=environ) as client:
+        written = await call_ok(client, "remember", {"content": unique("Prices are in cents"), "kind": "fact"})
+        assert written["scope"] == f"proj.alice.{repo.name}"
+
+
+async def test_a_stdio_server_in_no_repository_creates_no_project(http_server: Deployment, tmp_path: Path) -> None:
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    async with connect(http_server, "stdio", "legacy", cwd=downloads) as client:
+        briefed = await call_error(client, "build_context", {"project_hint": str(downloads)})
+        assert briefed.startswith("validation_failed: project_hint_unresolvable:")
+        refused = await call_error(client, "remember", {"content": unique("Where does this go"), "kind": "fact"})
+        assert refused.startswith("validation_failed: scope_target_required:")
+        assert 'scope ("personal"' in refused and "project_hint" in refused
+        written = await call_ok(
+            client, "remember", {"content": unique("I prefer tabs"), "kind": "preference", "scope": "personal"}
+        )
+        assert written["scope"] == "user.alice" and written["session"]["attached_project"] is None

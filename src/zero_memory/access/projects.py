@@ -4,17 +4,26 @@ A hint is a repository path, a git remote URL, or a project name. It resolves
 among the projects the caller can see; when none matches, a project is created
 for the caller (slug from the directory or remote name) unless
 ``ZM_AUTO_CREATE_PROJECTS=0``.
+
+A path that exists here is read as the repository it is in: its main working
+tree's root and origin remote (``access.repository``). A project is matched by
+path (the directory or an ancestor), then by remote: a subdirectory or a
+worktree is the repository's project, a clone elsewhere of the same remote is
+the same project, a fork is another. A directory here that is in no repository
+names no project and creates none (``project_hint_unresolvable:``). A path not
+on this machine (a remote client's) keeps its directory name. Two repositories
+with one folder name are two projects: the second gets a free slug
+(``api-2``).
 """
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from zero_memory import errors
+from zero_memory.access.repository import find_repository, normalize_path
 from zero_memory.clock import utcnow
 from zero_memory.domain import scopes
 from zero_memory.domain.records import Project, Visibility
@@ -54,26 +63,6 @@ def looks_like_remote(hint: str) -> bool:
 
 def looks_like_path(hint: str) -> bool:
     return hint.startswith(("/", "~", ".")) or os.sep in hint
-
-
-def normalize_path(path: str) -> str:
-    return str(Path(os.path.expanduser(path)).absolute()).rstrip(os.sep) or os.sep
-
-
-def git_remote_of(path: str) -> str | None:
-    """The origin remote of a repository directory, read from .git/config when it exists."""
-    config_path = Path(path) / ".git" / "config"
-    if not config_path.is_file():
-        return None
-    parser = configparser.ConfigParser(strict=False)
-    try:
-        parser.read(config_path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return None
-    for section in ('remote "origin"', *[s for s in parser.sections() if s.startswith("remote ")]):
-        if parser.has_option(section, "url"):
-            return parser.get(section, "url")
-    return None
 
 
 def create_project(
@@ -165,28 +154,53 @@ def resolve_hint(tx: Tx, vis: Visibility, hint: str, *, auto_create: bool, dry: 
         slug = scopes.slugify(remote.rsplit("/", 1)[-1])
         return _create_or_fail(tx, vis, slug, hint, auto_create, dry, remote=remote)
     if looks_like_path(text):
-        path = normalize_path(text)
-        probe = path
-        while probe:
-            found = _pick(tx.find_projects(path=probe), vis)
-            if found:
-                return HintResolution(found.scope, created=False)
-            parent = os.path.dirname(probe)
-            if parent == probe:
-                break
-            probe = parent
-        repo_remote = git_remote_of(path)
-        if repo_remote:
-            found = _pick(tx.find_projects(remote=normalize_remote(repo_remote)), vis)
-            if found:
-                return HintResolution(found.scope, created=False)
-        slug = scopes.slugify(os.path.basename(path))
-        return _create_or_fail(tx, vis, slug, hint, auto_create, dry, path=path, remote=repo_remote)
+        return _resolve_path(tx, vis, normalize_path(text), hint, auto_create, dry)
     slug = scopes.slugify(text)
     found = _pick(tx.find_projects(slug=slug), vis)
     if found:
         return HintResolution(found.scope, created=False)
     return _create_or_fail(tx, vis, slug, hint, auto_create, dry)
+
+
+def _resolve_path(tx: Tx, vis: Visibility, path: str, hint: str, auto_create: bool, dry: bool) -> HintResolution:
+    found = _by_path(tx, vis, path)
+    if found:
+        return HintResolution(found.scope, created=False)
+    if not os.path.isdir(path):
+        # Not a directory of this machine (a remote client's path): its name is all there is to go by.
+        slug = scopes.slugify(os.path.basename(path))
+        return _create_or_fail(tx, vis, slug, hint, auto_create, dry, path=path)
+    repository = find_repository(path)
+    if repository is None:
+        raise errors.validation(
+            f"project_hint: {path[:120]!r} is in no git repository and names no project, so no project is "
+            'made for it; pass scope "personal" for a memory of your own, or a repository\'s path',
+            subcode=errors.PROJECT_HINT_UNRESOLVABLE,
+        )
+    found = _by_path(tx, vis, repository.root) if repository.root != path else None
+    if found is None and repository.remote:
+        found = _pick(tx.find_projects(remote=normalize_remote(repository.remote)), vis)
+    if found:
+        return HintResolution(found.scope, created=False)
+    slug = scopes.slugify(os.path.basename(repository.root))
+    return _create_or_fail(tx, vis, slug, hint, auto_create, dry, path=repository.root, remote=repository.remote)
+
+
+def _by_path(tx: Tx, vis: Visibility, path: str) -> Project | None:
+    """The project of a directory: one recorded at that path or the nearest ancestor."""
+    probe = path
+    while probe:
+        found = _pick(tx.find_projects(path=probe), vis)
+        if found:
+            return found
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return None
+
+
+MAX_SLUG_SUFFIX = 100
 
 
 def _create_or_fail(
@@ -200,20 +214,44 @@ def _create_or_fail(
     path: str | None = None,
     remote: str | None = None,
 ) -> HintResolution:
-    scope = scopes.Scope(ScopeKind.PROJECT, vis.uid, slug).path
-    if not dry and tx.get_project(scope) is None:
+    base = scopes.Scope(ScopeKind.PROJECT, vis.uid, slug).path
+    if not dry and tx.get_project(base) is None:
         # Calls naming one new project at once would each insert it (PostgreSQL): the later ones wait here,
         # then find it below.
-        tx.serialize(f"project:{scope}")
-    if tx.get_project(scope) is not None:
-        # The caller already has a project of that name: the hint names it.
-        return HintResolution(scope, created=False)
+        tx.serialize(f"project:{base}")
+    existing = tx.get_project(base)
+    if existing is not None and (_same(existing, path, remote) or not (path or remote)):
+        # The caller already has that project (or, for a name, a project of that name): the hint names it.
+        return HintResolution(base, created=False)
     if not auto_create:
         raise errors.validation(
             f"project_hint: {hint[:80]!r} names no project of yours; create it with 'zm project create'",
             subcode=errors.PROJECT_HINT_UNRESOLVABLE,
         )
+    if existing is not None:
+        slug = _free_slug(tx, vis.uid, slug)
+    scope = scopes.Scope(ScopeKind.PROJECT, vis.uid, slug).path
     if dry:
         return HintResolution(scope, created=False, pending=True)
     project = create_project(tx, vis.uid, slug, path=path, remote=remote)
     return HintResolution(project.scope, created=True)
+
+
+def _same(project: Project, path: str | None, remote: str | None) -> bool:
+    """Whether a project of the hint's slug is the hint's repository, or one that records no place at all
+    (made by name, or by an older version): a store made before projects told repositories apart keeps its
+    projects."""
+    if project.path is None and project.remote is None:
+        return True
+    if remote and project.remote == normalize_remote(remote):
+        return True
+    return bool(path) and project.path == normalize_path(path or "")
+
+
+def _free_slug(tx: Tx, owner: str, slug: str) -> str:
+    """``slug-2``, ``slug-3``, ...: the first the owner has no project of (another repository of that name)."""
+    for n in range(2, MAX_SLUG_SUFFIX):
+        candidate = f"{slug[: 63 - len(str(n)) - 1]}-{n}"
+        if tx.get_project(scopes.Scope(ScopeKind.PROJECT, owner, candidate).path) is None:
+            return candidate
+    raise errors.conflict(f"project: {MAX_SLUG_SUFFIX} projects named {slug!r} exist already; name this one")

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from zero_memory import errors
+from zero_memory.access.caller import Caller
 from zero_memory.capture import hook_log
 from zero_memory.cli.client_config import redact
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, settings
@@ -17,6 +18,7 @@ from zero_memory.clock import utcnow
 from zero_memory.memory import pins
 from zero_memory.memory.briefing import build_context
 from zero_memory.memory.briefing_text import age, render
+from zero_memory.memory.context_models import Briefing
 from zero_memory.memory.loops import MAX_LIMIT, STATUSES, list_loops
 
 HOOK_CLIENT = "claude-code-hook"
@@ -62,12 +64,27 @@ def context(
     if hook:
         sys.stdout.write(json.dumps(hook_answer(sys.stdin.read(MAX_HOOK_INPUT))) + "\n")
         return
-    hint = project or str(repository_root(Path.cwd()))
-    briefing = build_context(app(), local_caller(), topic=topic, project_hint=hint, session_id=session, limit=limit)
+    if project is not None:
+        briefing = build_context(
+            app(), local_caller(), topic=topic, project_hint=project, session_id=session, limit=limit
+        )
+    else:
+        briefing = _briefing_here(Path.cwd(), local_caller(), topic=topic, session_id=session, limit=limit)
     if json_out:
         print_json(briefing)
         return
     sys.stdout.write(render(briefing) + "\n")
+
+
+def _briefing_here(directory: Path, caller: Caller, **options: Any) -> Briefing:
+    """The briefing for the repository a directory is in; outside any repository (which names no project
+    and creates none), the briefing of the caller's personal and core memories."""
+    try:
+        return build_context(app(), caller, project_hint=str(repository_root(directory)), **options)
+    except errors.ZMError as error:
+        if error.subcode != errors.PROJECT_HINT_UNRESOLVABLE:
+            raise
+    return build_context(app(), caller, **options)
 
 
 def hook_answer(raw: str) -> dict[str, Any]:
@@ -78,12 +95,15 @@ def hook_answer(raw: str) -> dict[str, Any]:
         if not isinstance(event, dict):
             raise errors.validation("the hook input is not a JSON object")
         cwd = event.get("cwd")
-        root = repository_root(Path(cwd if isinstance(cwd, str) and cwd else Path.cwd()))
+        here = Path(cwd if isinstance(cwd, str) and cwd else Path.cwd())
         # No session is attached: the client's session id is not the one its MCP calls carry (Claude Code's
-        # carry none), so the briefing must not promise that an unscoped remember lands in this project. It
-        # is the session's one briefing: it does not send the agent to build_context for a second.
-        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root))
-        text = render(briefing) + f'\n\nThe repository root, for project_hint: "{root}".'
+        # carry none). The briefing speaks for the agent's stdio server, attached to the repository it was
+        # started in: the same directory. It is the session's one briefing: it does not send the agent to
+        # build_context for a second.
+        briefing = _briefing_here(here, local_caller(HOOK_CLIENT))
+        text = render(briefing)
+        if briefing.project:
+            text += f'\n\nThe repository root, for project_hint: "{repository_root(here)}".'
     except (errors.ZMError, ValueError, OSError) as error:
         reason = str(error).splitlines()[0]
         text = f"zero-memory: no briefing ({reason}); call `build_context` yourself."

@@ -10,6 +10,7 @@ user. The client's name comes from the handshake's ``clientInfo`` (the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +32,13 @@ class Identity:
     ``local_uid`` is set only for stdio, where the process speaks for one
     user; an HTTP server has none and refuses any request its middleware did
     not authenticate. ``stdio_session`` is the transport session of a stdio
-    process: one connection, one session.
+    process: one connection, one session. ``workspace`` is the directory a
+    stdio server was started for (``stdio_workspace``).
     """
 
     local_uid: str | None = None
     stdio_session: str | None = None
+    workspace: str | None = None
 
     def caller(self, ctx: Context[Any, Any]) -> Caller:
         try:
@@ -45,7 +48,12 @@ class Identity:
         if request is None:
             if self.local_uid is None:
                 raise errors.unavailable("this server speaks MCP over HTTP only, with a bearer token")
-            return Caller(uid=self.local_uid, client=client_name(ctx, None), session_id=self.stdio_session)
+            return Caller(
+                uid=self.local_uid,
+                client=client_name(ctx, None),
+                session_id=self.stdio_session,
+                workspace=self.workspace,
+            )
         user = request.scope.get("user")
         if not isinstance(user, AuthenticatedUser) or not user.access_token.subject:
             raise errors.unavailable("the request carries no authenticated user")
@@ -54,6 +62,17 @@ class Identity:
             client=client_name(ctx, request.headers.get("user-agent")),
             session_id=request.headers.get(SESSION_HEADER) or None,
         )
+
+
+def stdio_workspace(environ: Mapping[str, str], cwd: str) -> str:
+    """The directory a stdio server works for: the one its client was started in.
+
+    Claude Code starts ``zm mcp`` in the session's directory and names its project directory in
+    ``CLAUDE_PROJECT_DIR``; Codex starts it in the workspace (``-C``) and passes no such variable. Neither
+    names a project or a session on its tool calls (docs/clients.md), so this is how a stdio session knows
+    its repository.
+    """
+    return environ.get("CLAUDE_PROJECT_DIR") or cwd
 
 
 def client_name(ctx: Context[Any, Any], user_agent: str | None) -> str:

@@ -16,7 +16,7 @@ from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.capture.worker import CaptureWorker
 from zero_memory.ids import new_id
-from zero_memory.mcp.identity import Identity
+from zero_memory.mcp.identity import Identity, stdio_workspace
 from zero_memory.mcp.server import ZMServer, build_server
 from zero_memory.settings import Settings
 
@@ -34,12 +34,16 @@ class Backend:
 
     @classmethod
     def build(cls) -> Backend:
-        """What ``zm mcp`` serves: the local user (``ZM_USER``, else the single local one), one session."""
+        """What ``zm mcp`` serves: the local user (``ZM_USER``, else the single local one), one session, for
+        the repository the client started it in."""
         app = build_app(Settings.from_environ())
         try:
             uid = ensure_local_user(app.store, app.settings.user)
             # One stdio process is one connection: give it a session id, as HTTP's mcp-session-id.
-            return cls(app, build_server(app, Identity(local_uid=uid, stdio_session=new_id("stdio"))))
+            identity = Identity(
+                local_uid=uid, stdio_session=new_id("stdio"), workspace=stdio_workspace(os.environ, os.getcwd())
+            )
+            return cls(app, build_server(app, identity))
         except BaseException:
             app.close()
             raise

@@ -42,7 +42,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.clock import utcnow
 from zero_memory.memory import guard
+from zero_memory.memory.targets import attach_workspace
 from zero_memory.memory.validation import invalid_input, location
 from zero_memory.telemetry import UsageEvent
 
@@ -289,6 +291,11 @@ async def invoke(
         args = spec.parse(arguments)
         declared = bool(spec.declares_supersede and spec.declares_supersede(args))
         outcome = Outcome(errors.Code.INTERNAL.value, declared)
+        if who.workspace is not None:
+            session = getattr(args, "session_id", None) or who.session_id
+            settings = app.settings
+            attach = partial(attach_workspace, app.store, who.uid, session, who.workspace, at=utcnow())
+            await anyio.to_thread.run_sync(partial(attach, auto_create=settings.auto_create_projects))
         result = spec.render(await spec.run(ToolCall(app=app, caller=who), args))
         outcome = Outcome("ok", declared)
         return result

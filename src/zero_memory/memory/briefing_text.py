@@ -108,10 +108,21 @@ def _title(briefing: Briefing) -> str:
 
 
 def _writes(briefing: Briefing) -> str:
+    """Where a remember with no scope goes, as true for the agent's own calls.
+
+    A session attached to a project writes there. A briefing for a repository's project, with no session
+    (the SessionStart hook's), speaks for the agent's stdio server, which is attached to the repository it
+    was started in. With neither, nothing is written without a scope: the server never picks one.
+    """
     attached = briefing.session.attached_project
     if attached:
         return f"A remember with no scope writes to {attached}."
-    return "This session is attached to no project: pass project_hint (the repository root) or scope to remember."
+    if briefing.project:
+        return f"In this repository a remember with no scope writes to {briefing.project}."
+    return (
+        "This session is in no repository and writes to no project by default: "
+        'give remember a scope ("personal" for a memory of your own) or a project_hint (a repository path).'
+    )
 
 
 def _pending(briefing: Briefing) -> str:

@@ -2,7 +2,9 @@
 
 The write target is the call's ``scope`` or ``project_hint``, else the
 session's attached project; the server never picks a scope for the caller. A
-session attaches to the first project a hint resolves to and keeps it.
+session attaches to the first project a hint resolves to and keeps it; a
+session whose transport knows its workspace (a stdio server started in a
+repository) is attached to that repository's project before its first call.
 """
 
 from __future__ import annotations
@@ -88,6 +90,28 @@ def settle_hint(
         session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at)
 
 
+def attach_workspace(
+    store: Store, uid: str, session_id: str | None, workspace: str | None, *, auto_create: bool, at: datetime
+) -> None:
+    """Attach a session that is attached to nothing yet to the project of the repository it works in.
+
+    A workspace in no repository (``~/Downloads``) names no project: the session stays unattached, and a
+    write with no scope there is refused with ``scope_target_required:`` rather than creating a project.
+    Looked at in a read transaction first, so every call after the first takes no write lock.
+    """
+    if not session_id or not workspace:
+        return
+    with store.tx() as tx:
+        if tx.get_session(uid, session_id) is not None:
+            return
+        try:
+            resolve_hint(tx, visibility(tx, uid), workspace, auto_create=auto_create, dry=True)
+        except errors.ZMError:
+            return
+    with store.tx(write=True) as tx:
+        session_state(tx, visibility(tx, uid), session_id, workspace, auto_create=auto_create, at=at)
+
+
 def shorthand(vis: Visibility, tx: Tx, name: str) -> str:
     """A full scope path for a scope argument: a path, ``core``, ``personal`` or a project slug."""
     if name == "core":
@@ -120,8 +144,8 @@ def write_target(tx: Tx, vis: Visibility, scope: str | None, hinted: str | None,
         target = session.attached
     else:
         raise errors.validation(
-            "pass scope or project_hint (a repository path, git remote or project name), "
-            "or attach the session to a project first",
+            "this session is in no repository, so it writes to no project by default: pass scope "
+            '("personal" for a memory of your own) or project_hint (a repository path, git remote or project name)',
             subcode=errors.SCOPE_TARGET_REQUIRED,
         )
     if not vis.can_write(target) and not _pending_own_project(vis, target):
