@@ -3,16 +3,15 @@ what changed since one (with git's own rename detection). Nothing here writes to
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zero_memory.domain.remotes import normalize_remote
+
 GIT_TIMEOUT = 30.0
 WORKING_TREE = "working-tree"
 """The name verification gives the code as it is on disk, beside commits' hashes."""
-
-_SCP_LIKE = re.compile(r"\A[\w.-]+@([\w.-]+):(.+)\Z")
 
 
 class GitError(RuntimeError):
@@ -30,20 +29,6 @@ class Changes:
 
     def touches(self, path: str) -> bool:
         return path in self.modified or path in self.deleted or path in self.renamed
-
-
-def normalised_remote(url: str) -> str:
-    """One spelling for every way of writing a remote: ``git@host:org/repo.git``, ``https://host/org/repo``
-    and ``ssh://git@host/org/repo.git`` are all ``host/org/repo``."""
-    url = url.strip()
-    scp = _SCP_LIKE.match(url)
-    if scp:
-        url = f"{scp.group(1)}/{scp.group(2)}"
-    else:
-        url = re.sub(r"\A[a-z+]+://", "", url)
-        url = re.sub(r"\A[^@/]+@", "", url)  # credentials or the ssh user
-    url = re.sub(r"\.git/?\Z", "", url.rstrip("/"))
-    return url.lower() if "/" in url else url
 
 
 class Repository:
@@ -79,7 +64,7 @@ class Repository:
         except GitError:
             remote = ""
         if remote:
-            return normalised_remote(remote)
+            return normalize_remote(remote)
         try:
             roots = self.git("rev-list", "--max-parents=0", "HEAD").split()
         except GitError:
