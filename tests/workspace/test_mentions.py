@@ -43,3 +43,11 @@ def test_names_that_do_not_exist_anchor_nothing(repo: GitRepo) -> None:
     repo.write("src/a.py", "X = 1\n")
     repo.commit()
     assert anchors_in("deploys happen on Tuesdays; see docs/ops.md and `ship()`", repository(repo)) == []
+
+
+def test_a_qualified_method_that_reads_like_a_file_name(repo: GitRepo) -> None:
+    repo.write("src/store.ts", "export class Store {\n  flush(): void {}\n}\n")
+    repo.write("net/client.py", "def flush():\n    pass\n")
+    repo.commit()
+    found = anchors_in("never call `Store.flush` inside a transaction", repository(repo))
+    assert found == [Anchor("src/store.ts", "Store.flush")]

@@ -27,3 +27,7 @@ class AnchorTx(Protocol):
     def update_anchor(self, old: AnchorRecord, new: AnchorRecord) -> bool:
         """Write what verification found (a stamp, a state, a new place); False when ``old`` is gone."""
         ...
+
+    def update_outdated(self, dispute_id: str, reason: str) -> bool:
+        """Bring an open ``outdated`` row's evidence up to date (the code kept changing); False if it is settled."""
+        ...

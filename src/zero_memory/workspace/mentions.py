@@ -40,7 +40,7 @@ def mentioned_symbols(content: str) -> list[str]:
     for pattern in (_CALL, _TICKED):
         for match in pattern.finditer(content):
             name = match.group(1)
-            if name not in names and not _PATH.fullmatch(name):
+            if name not in names:
                 names.append(name)
     return names
 
@@ -52,7 +52,8 @@ def anchors_in(content: str, repository: Repository) -> list[Anchor]:
     except GitError:
         return []
     paths = mentioned_paths(content, tracked)
-    names = mentioned_symbols(content)
+    # "Store.flush" reads as a file name too; a name that is a tracked file is the file, else a symbol.
+    names = [name for name in mentioned_symbols(content) if name not in tracked]
     anchors: list[Anchor] = []
     for path in paths:
         source = repository.read(path) if symbols.supported(path) else None

@@ -64,6 +64,15 @@ class AnchorQueries(SqlBase):
             > 0
         )
 
+    def update_outdated(self, dispute_id: str, reason: str) -> bool:
+        return (
+            self._exec(
+                "UPDATE disputes SET reason = ? WHERE id = ? AND verdict = 'outdated' AND status = 'pending'",
+                (reason, dispute_id),
+            )
+            > 0
+        )
+
 
 def _values(anchor: AnchorRecord, memory_id: str) -> tuple[Any, ...]:
     return (

@@ -1,0 +1,290 @@
+"""What a verification of a project's anchors changes on the server.
+
+Verification runs where the code is (``zm verify`` on a developer's machine, workspace/check.py) and reports
+one outcome per anchor; this module applies them, each through the pure ``domain.anchors.step_for``:
+
+- unchanged: the anchor is stamped with the commit it was verified at (the next verification diffs from
+  there, so it stays cheap);
+- moved: the anchor follows the code to its new place, with an audit row that keeps the old place;
+- changed or gone: the memory gets one ``outdated`` review-queue row carrying the evidence (the diff of the
+  anchored region, the commit range), and the anchor is marked so recall and the briefing flag the memory.
+  While that row is open a later verification brings its evidence up to date instead of raising another.
+
+A report about an anchor that changed on the server meanwhile (re-anchored by someone else, removed with its
+memory) is skipped: the next verification reads the current state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from zero_memory import errors, transitions
+from zero_memory.access.caller import Caller
+from zero_memory.access.projects import resolve_hint
+from zero_memory.access.visibility import visibility
+from zero_memory.app import App
+from zero_memory.clock import from_text, to_text
+from zero_memory.domain.anchors import (
+    DIFF_LIMIT,
+    Action,
+    AnchorRecord,
+    AnchorState,
+    Changed,
+    Gone,
+    Moved,
+    Origin,
+    Outcome,
+    Unchanged,
+    step_for,
+)
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility
+from zero_memory.ids import new_id
+from zero_memory.store.base import Tx
+
+OUTDATED = "outdated"
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One anchor as the verifier found it: the record it was sent, and the outcome."""
+
+    record: AnchorRecord
+    outcome: Outcome
+
+
+class VerifyResult(BaseModel):
+    project: str
+    target: str
+    anchors: int
+    stamped: int = 0
+    reanchored: int = 0
+    raised: int = 0
+    updated_rows: int = 0
+    unchanged_rows: int = 0
+    skipped: int = 0
+    rows: list[str] = []
+
+
+def apply(
+    app: App, caller: Caller, project: str, reports: Sequence[Report], *, target: str, repository: str
+) -> VerifyResult:
+    """Apply a verification of ``project`` at ``target`` (a commit, or the working tree's name)."""
+    now = app.clock()
+    result = VerifyResult(project=project, target=target, anchors=len(reports))
+    with app.store.tx(write=True) as tx:
+        tx.serialize(f"verify:{project}")
+        vis = visibility(tx, caller.uid)
+        current = tx.anchors_of({r.record.memory_id for r in reports})
+        for report in reports:
+            stored = _stored(current, report.record)
+            if stored is None or tx.get_memory(stored.memory_id, vis) is None:
+                result.skipped += 1
+                continue
+            _apply_one(tx, vis, caller, stored, report.outcome, target, repository, now, result)
+    return result
+
+
+def _stored(current: dict[str, list[AnchorRecord]], sent: AnchorRecord) -> AnchorRecord | None:
+    for record in current.get(sent.memory_id, []):
+        if (record.path, record.symbol) == (sent.path, sent.symbol):
+            return record
+    return None
+
+
+def _apply_one(
+    tx: Tx,
+    vis: Visibility,
+    caller: Caller,
+    stored: AnchorRecord,
+    outcome: Outcome,
+    target: str,
+    repository: str,
+    now: datetime,
+    result: VerifyResult,
+) -> None:
+    step = step_for(stored, outcome)
+    if step.action is Action.STAMP:
+        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
+        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
+        stamped = replace(
+            stored,
+            path=where.path,
+            symbol=where.symbol,
+            state=AnchorState.VERIFIED,
+            repository=repository,
+            commit=target,
+            content_hash=content_hash,
+            verified_at=now,
+            drift=None,
+        )
+        if stamped != stored:
+            tx.update_anchor(stored, stamped)
+            result.stamped += 1
+    elif step.action is Action.REANCHOR and isinstance(outcome, Moved):
+        moved = replace(
+            stored,
+            path=outcome.path,
+            symbol=outcome.symbol,
+            state=AnchorState.VERIFIED,
+            repository=repository,
+            commit=target,
+            content_hash=outcome.content_hash,
+            verified_at=now,
+            drift=None,
+        )
+        if tx.update_anchor(stored, moved):
+            memory = tx.get_memory(stored.memory_id, vis)
+            tx.add_audit(
+                actor=caller.uid,
+                action="anchor.move",
+                owner=memory.owner if memory else caller.uid,
+                memory_ids=[stored.memory_id],
+                payload={"from": stored.anchor.label, "to": moved.anchor.label, "commit": target},
+                run_id=None,
+                at=now,
+            )
+            result.reanchored += 1
+    elif step.action is Action.RAISE:
+        _raise(tx, vis, caller, stored, outcome, target, now, result)
+
+
+def _raise(
+    tx: Tx,
+    vis: Visibility,
+    caller: Caller,
+    stored: AnchorRecord,
+    outcome: Outcome,
+    target: str,
+    now: datetime,
+    result: VerifyResult,
+) -> None:
+    memory = tx.get_memory(stored.memory_id, vis)
+    if memory is None or not memory.live:
+        result.skipped += 1
+        return
+    drift = f"{(stored.commit or '?')[:12]}..{target[:12]}"
+    evidence = _evidence(stored, outcome, drift)
+    gone = isinstance(outcome, Gone)
+    marked = replace(stored, state=AnchorState.GONE if gone else AnchorState.CHANGED, drift=drift)
+    if marked != stored:
+        tx.update_anchor(stored, marked)
+    open_row = next(
+        (d for d in tx.open_disputes_for([memory.id]) if d.shape is DisputeShape.SINGLE and d.verdict == OUTDATED),
+        None,
+    )
+    if open_row is not None:
+        if open_row.reason != evidence and tx.update_outdated(open_row.id, evidence):
+            result.updated_rows += 1
+        else:
+            result.unchanged_rows += 1
+        return
+    dispute = Dispute(
+        id=new_id("dsp"),
+        owner=memory.owner,
+        shape=DisputeShape.SINGLE,
+        verdict=OUTDATED,
+        origin="verify",
+        status=DisputeStatus.PENDING,
+        memory_a=memory.id,
+        created_at=now,
+        reason=evidence,
+    )
+    transitions.raise_dispute(
+        tx, dispute, actor=caller.uid, at=now, payload={"anchor": stored.anchor.label, "commits": drift}
+    )
+    result.raised += 1
+    result.rows.append(dispute.id)
+
+
+def _evidence(stored: AnchorRecord, outcome: Outcome, drift: str) -> str:
+    if isinstance(outcome, Gone):
+        return f"The code this memory describes is gone: {stored.anchor.label} ({outcome.reason}, commits {drift})."
+    assert isinstance(outcome, Changed)
+    place = stored.anchor.label
+    now_at = f"{outcome.path}::{outcome.symbol}" if outcome.symbol else outcome.path
+    moved = f" (now at {now_at})" if now_at != place else ""
+    return f"The code this memory describes changed: {place}{moved}, commits {drift}.\n{outcome.diff}"
+
+
+def project_for(app: App, caller: Caller, hint: str) -> str:
+    """The caller's project a repository names (its path or remote), never created here."""
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        return resolve_hint(tx, vis, hint, auto_create=False, dry=True).scope
+
+
+def anchors_of_project(app: App, caller: Caller, project: str) -> list[AnchorRecord]:
+    """Every anchor of the project's live memories the caller can read."""
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        if not vis.can_read(project):
+            raise errors.not_found(f"project {project}")
+        return tx.anchors_in([project])
+
+
+# On the wire (zm verify talking to a zm serve over HTTP): plain JSON objects.
+
+
+def record_json(record: AnchorRecord) -> dict[str, Any]:
+    return {
+        "memory_id": record.memory_id,
+        "path": record.path,
+        "symbol": record.symbol,
+        "origin": record.origin.value,
+        "state": record.state.value,
+        "repository": record.repository,
+        "commit": record.commit,
+        "content_hash": record.content_hash,
+        "verified_at": to_text(record.verified_at) if record.verified_at else None,
+        "drift": record.drift,
+    }
+
+
+def record_from_json(data: Mapping[str, Any]) -> AnchorRecord:
+    try:
+        return AnchorRecord(
+            memory_id=str(data["memory_id"]),
+            path=str(data["path"]),
+            symbol=data.get("symbol") or None,
+            origin=Origin(data["origin"]),
+            state=AnchorState(data["state"]),
+            repository=data.get("repository"),
+            commit=data.get("commit"),
+            content_hash=data.get("content_hash"),
+            verified_at=from_text(data["verified_at"]) if data.get("verified_at") else None,
+            drift=data.get("drift"),
+        )
+    except (KeyError, ValueError, TypeError) as error:
+        raise errors.validation(f"anchor: {error}") from error
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    return {"outcome": type(outcome).__name__.lower(), **asdict(outcome)}
+
+
+OUTCOMES: dict[str, type[Unchanged | Moved | Changed | Gone]] = {
+    "unchanged": Unchanged,
+    "moved": Moved,
+    "changed": Changed,
+    "gone": Gone,
+}
+
+
+def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
+    kind = OUTCOMES.get(str(data.get("outcome")))
+    if kind is None:
+        raise errors.validation(f"outcome: one of {', '.join(OUTCOMES)}")
+    fields: dict[str, Any] = {name: data.get(name) for name in kind.__dataclass_fields__}
+    if any(not isinstance(value, str) for name, value in fields.items() if name != "symbol" or value is not None):
+        raise errors.validation("outcome: every field is a string (symbol may be null)")
+    if isinstance(fields.get("diff"), str) and len(fields["diff"]) > DIFF_LIMIT:
+        raise errors.validation(f"outcome: a diff of at most {DIFF_LIMIT} characters")
+    try:
+        return kind(**fields)
+    except TypeError as error:
+        raise errors.validation(f"outcome: {error}") from error
