@@ -61,6 +61,10 @@ class AnchorRecord:
     content_hash: str | None  # of the region at that commit
     verified_at: datetime | None
     drift: str | None = None  # "FROM..TO": the commits between which the region changed, while CHANGED or GONE
+    # While CHANGED: the code verification found instead (where, and its hash); upholding the memory re-anchors
+    # it there.
+    observed: Anchor | None = None
+    observed_hash: str | None = None
 
     @property
     def anchor(self) -> Anchor:

@@ -11,6 +11,7 @@ unverified and the content is not searched: the first ``zm verify`` on a develop
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
@@ -104,3 +105,46 @@ def _region(repository: Repository, anchor: Anchor) -> str | None:
         return source
     region = symbols.find(anchor.path, source, anchor.symbol)
     return region.text if region else None
+
+
+def accept_current(tx: Tx, memory_id: str, *, actor: str, owner: str, at: datetime) -> list[str]:
+    """A person upheld the memory over its ``outdated`` row: it still holds for the code as it is now. Each
+    changed anchor is re-anchored to the code verification found (its place and hash), and an anchor whose
+    code is gone is let go; one audit row keeps what each was before. The labels of what changed."""
+    changed: list[str] = []
+    before: list[dict[str, object]] = []
+    kept: list[AnchorRecord] = []
+    for record in tx.anchors_of([memory_id]).get(memory_id, []):
+        if record.state is AnchorState.GONE:
+            before.append({"anchor": record.anchor.label, "state": "gone", "commit": record.commit})
+            changed.append(record.anchor.label)
+            continue
+        if record.state is AnchorState.CHANGED and record.observed is not None:
+            commit = (record.drift or "").rpartition("..")[2] or record.commit
+            before.append({"anchor": record.anchor.label, "hash": record.content_hash, "commit": record.commit})
+            record = replace(
+                record,
+                path=record.observed.path,
+                symbol=record.observed.symbol,
+                state=AnchorState.VERIFIED,
+                content_hash=record.observed_hash,
+                commit=commit,
+                verified_at=at,
+                drift=None,
+                observed=None,
+                observed_hash=None,
+            )
+            changed.append(record.anchor.label)
+        kept.append(record)
+    if changed:
+        tx.set_anchors(memory_id, kept, at)
+        tx.add_audit(
+            actor=actor,
+            action="anchor.accept",
+            owner=owner,
+            memory_ids=[memory_id],
+            payload={"anchors": before},
+            run_id=None,
+            at=at,
+        )
+    return changed

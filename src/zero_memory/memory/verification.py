@@ -32,6 +32,7 @@ from zero_memory.clock import from_text, to_text
 from zero_memory.domain.anchors import (
     DIFF_LIMIT,
     Action,
+    Anchor,
     AnchorRecord,
     AnchorState,
     Changed,
@@ -121,6 +122,8 @@ def _apply_one(
             content_hash=content_hash,
             verified_at=now,
             drift=None,
+            observed=None,
+            observed_hash=None,
         )
         if stamped != stored:
             tx.update_anchor(stored, stamped)
@@ -136,6 +139,8 @@ def _apply_one(
             content_hash=outcome.content_hash,
             verified_at=now,
             drift=None,
+            observed=None,
+            observed_hash=None,
         )
         if tx.update_anchor(stored, moved):
             memory = tx.get_memory(stored.memory_id, vis)
@@ -170,7 +175,14 @@ def _raise(
     drift = f"{(stored.commit or '?')[:12]}..{target[:12]}"
     evidence = _evidence(stored, outcome, drift)
     gone = isinstance(outcome, Gone)
-    marked = replace(stored, state=AnchorState.GONE if gone else AnchorState.CHANGED, drift=drift)
+    observed = None if gone else Anchor(outcome.path, outcome.symbol)  # type: ignore[union-attr]
+    marked = replace(
+        stored,
+        state=AnchorState.GONE if gone else AnchorState.CHANGED,
+        drift=drift,
+        observed=observed,
+        observed_hash=None if gone else outcome.content_hash,  # type: ignore[union-attr]
+    )
     if marked != stored:
         tx.update_anchor(stored, marked)
     open_row = next(
@@ -242,6 +254,8 @@ def record_json(record: AnchorRecord) -> dict[str, Any]:
         "content_hash": record.content_hash,
         "verified_at": to_text(record.verified_at) if record.verified_at else None,
         "drift": record.drift,
+        "observed": {"path": record.observed.path, "symbol": record.observed.symbol} if record.observed else None,
+        "observed_hash": record.observed_hash,
     }
 
 
@@ -258,8 +272,10 @@ def record_from_json(data: Mapping[str, Any]) -> AnchorRecord:
             content_hash=data.get("content_hash"),
             verified_at=from_text(data["verified_at"]) if data.get("verified_at") else None,
             drift=data.get("drift"),
+            observed=Anchor(str(seen["path"]), seen.get("symbol") or None) if (seen := data.get("observed")) else None,
+            observed_hash=data.get("observed_hash"),
         )
-    except (KeyError, ValueError, TypeError) as error:
+    except (KeyError, ValueError, TypeError, AttributeError) as error:
         raise errors.validation(f"anchor: {error}") from error
 
 

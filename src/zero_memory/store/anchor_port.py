@@ -24,6 +24,10 @@ class AnchorTx(Protocol):
         """Every anchor of the live memories of these scopes."""
         ...
 
+    def drifted_in(self, scopes: Collection[str], *, limit: int) -> list[str]:
+        """Live memories of these scopes with an anchor whose code changed or went, at most ``limit``."""
+        ...
+
     def update_anchor(self, old: AnchorRecord, new: AnchorRecord) -> bool:
         """Write what verification found (a stamp, a state, a new place); False when ``old`` is gone."""
         ...

@@ -53,7 +53,7 @@ COPY_TABLES: dict[str, CopiedTable] = {
             "memory_anchors",
             "memory_id, path, symbol",
             "memory_id, path, symbol, origin, state, repository, verified_commit, content_hash, verified_at, drift, "
-            "created_at",
+            "observed_path, observed_symbol, observed_hash, created_at",
         ),
         _table("links", "id", "id, src, dst, type, created_at, created_by, run_id, removed_at"),
         _table("audit", "seq", "seq, at, actor, action, owner, memory_ids, payload, run_id"),

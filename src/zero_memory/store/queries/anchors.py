@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import from_text, to_text
-from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
+from zero_memory.domain.anchors import Anchor, AnchorRecord, AnchorState, Origin
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import marks
 
 ANCHOR_COLUMNS = (
-    "memory_id, path, symbol, origin, state, repository, verified_commit, content_hash, verified_at, drift, created_at"
+    "memory_id, path, symbol, origin, state, repository, verified_commit, content_hash, verified_at, drift, "
+    "observed_path, observed_symbol, observed_hash, created_at"
 )
 
 
@@ -21,7 +22,7 @@ class AnchorQueries(SqlBase):
         self._exec("DELETE FROM memory_anchors WHERE memory_id = ?", (memory_id,))
         for anchor in anchors:
             self._exec(
-                f"INSERT INTO memory_anchors({ANCHOR_COLUMNS}) VALUES ({marks(11)}) "
+                f"INSERT INTO memory_anchors({ANCHOR_COLUMNS}) VALUES ({marks(14)}) "
                 "ON CONFLICT (memory_id, path, symbol) DO NOTHING",
                 (*_values(anchor, memory_id), to_text(at)),
             )
@@ -52,12 +53,25 @@ class AnchorQueries(SqlBase):
         )
         return [_record(row) for row in rows]
 
+    def drifted_in(self, scopes: Collection[str], *, limit: int) -> list[str]:
+        scopes = sorted(scopes)
+        if not scopes:
+            return []
+        rows = self._query(
+            "SELECT DISTINCT a.memory_id FROM memory_anchors a JOIN memories m ON m.id = a.memory_id "
+            f"WHERE a.state IN ('changed', 'gone') AND m.status = 'live' AND m.scope IN ({marks(len(scopes))}) "
+            "ORDER BY a.memory_id LIMIT ?",
+            [*scopes, limit],
+        )
+        return [row["memory_id"] for row in rows]
+
     def update_anchor(self, old: AnchorRecord, new: AnchorRecord) -> bool:
         values = _values(new, old.memory_id)
         return (
             self._exec(
                 "UPDATE memory_anchors SET path = ?, symbol = ?, origin = ?, state = ?, repository = ?, "
-                "verified_commit = ?, content_hash = ?, verified_at = ?, drift = ? "
+                "verified_commit = ?, content_hash = ?, verified_at = ?, drift = ?, observed_path = ?, "
+                "observed_symbol = ?, observed_hash = ? "
                 "WHERE memory_id = ? AND path = ? AND symbol = ?",
                 (*values[1:], old.memory_id, old.path, old.symbol or ""),
             )
@@ -86,6 +100,9 @@ def _values(anchor: AnchorRecord, memory_id: str) -> tuple[Any, ...]:
         anchor.content_hash,
         to_text(anchor.verified_at) if anchor.verified_at else None,
         anchor.drift,
+        anchor.observed.path if anchor.observed else None,
+        (anchor.observed.symbol or "") if anchor.observed else None,
+        anchor.observed_hash,
     )
 
 
@@ -101,4 +118,6 @@ def _record(row: Any) -> AnchorRecord:
         content_hash=row["content_hash"],
         verified_at=from_text(row["verified_at"]) if row["verified_at"] else None,
         drift=row["drift"],
+        observed=Anchor(row["observed_path"], row["observed_symbol"] or None) if row["observed_path"] else None,
+        observed_hash=row["observed_hash"],
     )

@@ -1,6 +1,7 @@
 -- Anchors: where in its project's repository the code a memory describes lives. A path from the repository's
 -- root and a symbol in it ('' for the whole file), what the server last verified of it (the repository's
--- identity, the commit, a hash of the region) and what the latest verification found (state, drift). Rows
+-- identity, the commit, a hash of the region) and what the latest verification found (state, drift, and where
+-- the code it found now is: upholding the memory's outdated row re-anchors it there). Rows
 -- follow their memory: visible and writable with it (anyone who reads a memory may report what its code
 -- became), removed with it by an account deletion, copied with it by zm db copy.
 
@@ -15,6 +16,9 @@ CREATE TABLE memory_anchors (
     content_hash TEXT COLLATE "C",
     verified_at TEXT COLLATE "C",
     drift TEXT COLLATE "C",
+    observed_path TEXT COLLATE "C",
+    observed_symbol TEXT COLLATE "C",
+    observed_hash TEXT COLLATE "C",
     created_at TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (memory_id, path, symbol)
 );

@@ -1,6 +1,7 @@
 -- Anchors: where in its project's repository the code a memory describes lives. A path from the repository's
 -- root and a symbol in it ('' for the whole file), what the server last verified of it (the repository's
--- identity, the commit, a hash of the region) and what the latest verification found (state, drift). Rows
+-- identity, the commit, a hash of the region) and what the latest verification found (state, drift, and where
+-- the code it found now is: upholding the memory's outdated row re-anchors it there). Rows
 -- follow their memory: removed with it by an account deletion, copied with it by zm db copy.
 
 CREATE TABLE memory_anchors (
@@ -14,6 +15,9 @@ CREATE TABLE memory_anchors (
     content_hash TEXT,
     verified_at TEXT,
     drift TEXT,
+    observed_path TEXT,
+    observed_symbol TEXT,
+    observed_hash TEXT,
     created_at TEXT NOT NULL,
     PRIMARY KEY (memory_id, path, symbol)
 );
