@@ -41,7 +41,7 @@ from zero_memory.bootstrap import build_app
 from zero_memory.capture import extract
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest
-from zero_memory.judge.base import Judge, JudgeRequest, JudgeResult
+from zero_memory.judge.base import AnyResult, Judge
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.ledger import AttributedJudge
 from zero_memory.judge.owners import ledger_recorder
@@ -72,13 +72,13 @@ class TimedJudge:
         self.inner = inner
         self.provider = inner.provider
         self.offer_mode = inner.offer_mode
-        self._judge = timer.wrap("model", inner.judge)
+        self._ask = timer.wrap("model", inner.ask)
 
-    def model_for(self, request: JudgeRequest) -> str:
-        return self.inner.model_for(request)
+    def model_for(self, question: Any) -> str:
+        return self.inner.model_for(question)
 
-    def judge(self, request: Any) -> JudgeResult:
-        result: JudgeResult = self._judge(request)
+    def ask(self, question: Any) -> AnyResult:
+        result: AnyResult = self._ask(question)
         return result
 
 

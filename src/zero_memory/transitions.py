@@ -15,17 +15,20 @@ and its audit row are written once.
 | ``raise_dispute`` | settling the row (``resolve_dispute``) or ``dismiss`` |
 | ``resolve_dispute`` | restoring what the settlement invalidated (the row stays settled) |
 | ``pin`` | ``unpin`` |
+| ``escalate`` (a challenged row becomes a stale suspect) | settling the row |
+| ``start_run``, ``finish_run`` (the run an automatic action names) | nothing: ``zm hygiene undo`` undoes its actions |
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
-from zero_memory.domain.records import Dispute, DisputeStatus, Link
+from zero_memory.domain.records import Dispute, DisputeStatus, Link, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx
 
@@ -217,8 +220,17 @@ def raise_dispute(
     return dispute, True
 
 
-def resolve_dispute(tx: Tx, dispute: Dispute, resolution: Mapping[str, object], *, actor: str, at: datetime) -> bool:
-    """Settle a pending row as a person decided, with its audit row; False (and no row) if it was settled."""
+def resolve_dispute(
+    tx: Tx,
+    dispute: Dispute,
+    resolution: Mapping[str, object],
+    *,
+    actor: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+) -> bool:
+    """Settle a pending row as a person or an agent decided, with its audit row (``payload`` adds to it,
+    e.g. who settled); False (and no row) if it was settled."""
     if not tx.settle_dispute(dispute.id, DisputeStatus.RESOLVED, dict(resolution), actor, at):
         return False
     ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
@@ -227,8 +239,35 @@ def resolve_dispute(tx: Tx, dispute: Dispute, resolution: Mapping[str, object], 
         action="queue.resolve",
         owner=dispute.owner,
         memory_ids=ids,
-        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **resolution},
+        payload={"dispute_id": dispute.id, "verdict": dispute.verdict, **resolution, **(payload or {})},
         run_id=None,
+        at=at,
+    )
+    return True
+
+
+def escalate(
+    tx: Tx,
+    dispute: Dispute,
+    verdict: str,
+    *,
+    actor: str,
+    at: datetime,
+    run_id: str | None,
+    payload: Mapping[str, object] | None = None,
+) -> bool:
+    """Give a pending row a graver verdict in place (a challenge that became a stale suspect): the same row,
+    never a second one; False when it was settled or changed meanwhile."""
+    if not tx.escalate_dispute(dispute.id, dispute.verdict, verdict, run_id):
+        return False
+    ids = [dispute.memory_a] + ([dispute.memory_b] if dispute.memory_b else [])
+    tx.add_audit(
+        actor=actor,
+        action="queue.escalate",
+        owner=dispute.owner,
+        memory_ids=ids,
+        payload={"dispute_id": dispute.id, "from": dispute.verdict, "verdict": verdict, **(payload or {})},
+        run_id=run_id,
         at=at,
     )
     return True
@@ -269,3 +308,33 @@ def unpin(tx: Tx, memory: Memory, *, actor: str, at: datetime) -> bool:
         actor=actor, action="unpin", owner=memory.owner, memory_ids=[memory.id], payload={}, run_id=None, at=at
     )
     return True
+
+
+def start_run(tx: Tx, run: Run, *, at: datetime) -> bool:
+    """Claim a run and audit its start; False when someone claimed its id already."""
+    if not tx.claim_run(run):
+        return False
+    tx.add_audit(
+        actor=f"hygiene.{run.kind}",
+        action="run.start",
+        owner=run.owner,
+        memory_ids=[],
+        payload={"started_by": run.started_by, "dry_run": run.dry_run},
+        run_id=run.id,
+        at=at,
+    )
+    return True
+
+
+def finish_run(tx: Tx, run: Run, status: RunStatus, summary: Mapping[str, Any], *, at: datetime) -> None:
+    """Record how a run ended, with its summary, and audit its stop (the counts that are not zero)."""
+    tx.finish_run(run.id, status, dict(summary), at)
+    tx.add_audit(
+        actor=f"hygiene.{run.kind}",
+        action="run.stop",
+        owner=run.owner,
+        memory_ids=[],
+        payload={"status": status.value, **{k: v for k, v in summary.items() if v}},
+        run_id=run.id,
+        at=at,
+    )

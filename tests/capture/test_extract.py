@@ -10,7 +10,9 @@ from zero_memory.capture.extract import drain
 from zero_memory.domain.memory import Rank
 from zero_memory.domain.records import ChunkStatus
 from zero_memory.hygiene.on_demand import scan_hygiene
-from zero_memory.judge.base import ExtractionRequest, FailureKind, PairRequest
+from zero_memory.judge.base import FailureKind
+from zero_memory.judge.questions.extraction import ExtractionRequest
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.settings import CaptureConfig

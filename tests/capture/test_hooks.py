@@ -14,7 +14,7 @@ from tests.capture.conftest import Capture
 from zero_memory import errors
 from zero_memory.capture import budget, hooks
 from zero_memory.capture.models import HookReport
-from zero_memory.judge.base import ExtractionRequest
+from zero_memory.judge.questions.extraction import ExtractionRequest
 
 SAMPLE = Path(__file__).with_name("data") / "claude_transcript.jsonl"
 SESSION = "8f1c2a4e-5b6d-4e7f-9a0b-1c2d3e4f5a6b"

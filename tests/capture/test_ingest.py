@@ -14,8 +14,9 @@ from zero_memory.capture.chunks import chunk_hash, split
 from zero_memory.capture.ingest import ingest_text
 from zero_memory.domain.memory import Rank
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.judge.base import ExtractionRequest, FailureKind
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.questions.extraction import ExtractionRequest
 from zero_memory.settings import CaptureConfig
 from zero_memory.store import system_tx
 

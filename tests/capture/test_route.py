@@ -10,7 +10,7 @@ import pytest
 from zero_memory.capture import route
 from zero_memory.capture.chunks import chunk_hash, split
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.judge.extraction import ExtractedStatement
+from zero_memory.domain.verdicts import ExtractedStatement
 from zero_memory.settings import CaptureConfig
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)

@@ -144,7 +144,12 @@ def test_a_pair_settlement_leaves_its_state_and_audit_rows_and_restore_undoes_ev
             row.dispute.id,
         )
     assert entries[-1].memory_ids == [row.a, row.b]
-    assert entries[-1].payload == {"dispute_id": row.dispute.id, "verdict": "duplicate", **result.resolution}
+    assert entries[-1].payload == {
+        "dispute_id": row.dispute.id,
+        "verdict": "duplicate",
+        **result.resolution,
+        "settled_by": "agent",  # an agent settled (alice's test client): it spends no misled signals
+    }
     assert_consistent(app.store)
 
     for mid in result.invalidated:
@@ -194,7 +199,12 @@ def test_a_single_subject_row_is_upheld_or_retired_with_no_successor_and_restore
         )
     entries = trail(app, row.a)
     assert [e.action for e in entries] == (["retire"] if retired else []) + ["queue.resolve"]
-    assert entries[-1].payload == {"dispute_id": row.dispute.id, "verdict": "challenged", **resolution}
+    assert entries[-1].payload == {
+        "dispute_id": row.dispute.id,
+        "verdict": "challenged",
+        **resolution,
+        "settled_by": "agent",
+    }
     assert_consistent(app.store)
     if retired:
         assert restore_memory(app, alice, row.a).changed and memory(app, row.a).live

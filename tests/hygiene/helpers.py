@@ -12,8 +12,8 @@ from typing import Any
 from zero_memory.app import App
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeStatus, Link, pair_key
-from zero_memory.judge.base import PairRequest
 from zero_memory.judge.fake import FakeJudge
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, DisputeQuery
 

@@ -12,8 +12,8 @@ from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, content_ha
 from zero_memory.domain.records import Run
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.ids import memory_id
-from zero_memory.judge.base import PortabilityRequest
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
+from zero_memory.judge.questions.portability import PortabilityRequest
 
 # Pairs that really are similar for the bundled model (cosine 0.76 to 0.97), and
 # unlike each other (below 0.4, under the sweep floor of 0.48).

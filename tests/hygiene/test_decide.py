@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zero_memory.domain.memory import Kind
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.hygiene.decide import Action, Gates, Outcome, PairFacts, Side, decide
-from zero_memory.judge.verdict import Verdict
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 GATES = Gates()  # auto 0.9, auto-invalidate 0.95, complementary link 0.9

@@ -1,5 +1,5 @@
 """The loop-closure stage in process, with a FakeJudge: the decision, the evidence, the cap, the models,
-dry runs and the undo; the verdict and prompt of its judge."""
+dry runs and the undo. The question it asks is tested in tests/judge/questions/test_loop_closure.py."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.hygiene.loop_closure import cache_key, closes
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.judge.base import FailureKind, JudgedMemory, LoopClosureRequest
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.judge.prompt import build_prompt
-from zero_memory.judge.verdict import InvalidAnswer, parse_loop_closure
+from zero_memory.judge.questions.loop_closure import LoopClosureRequest
 from zero_memory.memory.lifecycle import get_memory
 from zero_memory.store.base import SYSTEM
 
@@ -35,22 +34,6 @@ def test_only_a_confident_closed_closes(closed: bool, confidence: float, expecte
 
 def test_the_cache_key_is_never_a_pair_key() -> None:
     assert "|" not in cache_key("mem_a", "mem_b") and cache_key("mem_a", "mem_b") != cache_key("mem_b", "mem_a")
-
-
-def test_the_verdict_is_strict() -> None:
-    assert parse_loop_closure('{"rationale": "r", "closed": true, "confidence": 0.9}').closed
-    for bad in ('{"rationale": "r", "closed": "yes", "confidence": 0.9}', '{"closed": true, "confidence": 2}'):
-        with pytest.raises(InvalidAnswer):
-            parse_loop_closure(bad)
-
-
-def test_the_prompt_presents_the_loop_then_the_later_memory_and_its_own_schema() -> None:
-    request = LoopClosureRequest(JudgedMemory("task", 40, TASK), JudgedMemory("episode", 2, DONE))
-    prompt = build_prompt(request)
-    assert prompt.schema_name == "loop_closure_verdict"
-    assert prompt.user.index("Open loop — kind: task") < prompt.user.index("Later memory — kind: episode")
-    assert TASK in prompt.user and DONE in prompt.user and "done" in prompt.user.splitlines()[-1]
-    assert set(prompt.schema["properties"]) == {"rationale", "closed", "confidence"}
 
 
 def test_a_full_cycle_closes_the_loop_links_its_evidence_and_undo_reopens_it(make_app: MakeApp, alice: Caller) -> None:

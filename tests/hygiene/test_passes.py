@@ -10,17 +10,23 @@ import pytest
 from tests.hygiene.helpers import Clock, audit, audit_actions, dispute_of, disputes, pair, row
 from tests.hygiene.pipeline import BLUE, GREEN, TOPICS, cycle, factory, judge_by_pair, two
 from tests.memory.helpers import supersede, write
+from zero_memory import errors
+from zero_memory.access import projects
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.domain.records import Channel, DisputeStatus
+from zero_memory.domain.verdicts import PortabilityVerdict
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.portability import resolve_portability
-from zero_memory.judge.base import FailureKind, PairRequest, PortabilityRequest, Purpose
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
-from zero_memory.judge.verdict import PortabilityVerdict
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
+from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.memory.lifecycle import move_memories
 from zero_memory.settings import Settings
+from zero_memory.store import system_tx
 
 MakeApp = Callable[..., App]
 
@@ -378,6 +384,34 @@ def test_approval_moves_the_memory_to_core_keeping_its_scope_on_record_and_movin
     assert row(app, memory_id).scope == "proj.alice.web"
     _, summary = cycle(app)
     assert portability_asked(judge) == [PORTABLE] and summary["portability_proposed"] == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_project_with_another_member_is_not_audited_and_an_earlier_proposal_cannot_be_approved(
+    make_app: MakeApp, alice: Caller, backend: str
+) -> None:
+    """On PostgreSQL alice's own transaction sees only her membership row: who else reads the project
+    is asked as a system pass, or bob's membership would go unseen and the approval would go through."""
+    shared_text = "Git's rerere remembers how a conflict was resolved"
+    judge = portability_judge({PORTABLE: verdict(True, 0.95), shared_text: verdict(True, 0.95)})
+    app = make_app(judge_factory=factory(judge), backend=backend)
+    memory_id = write(app, alice, PORTABLE, project_hint="web").id
+    cycle(app)
+    with system_tx(app.store, "test") as tx:
+        (proposal,) = tx.list_portability(owner="alice", status="pending")
+    with system_tx(app.store, "operator", write=True) as tx:
+        projects.grant(tx, "alice", "proj.alice.web", "bob", "reader")
+    write(app, alice, shared_text, project_hint="web")
+    _, summary = cycle(app)
+    assert portability_asked(judge) == [PORTABLE] and summary["portability_proposed"] == 0
+
+    with pytest.raises(errors.ZMError) as refused:
+        resolve_portability(app, alice, proposal.id, approve=True)
+    assert str(refused.value).startswith("conflict: the memory is in the project proj.alice.web")
+    assert row(app, memory_id).scope == "proj.alice.web"
+    with system_tx(app.store, "test") as tx:
+        assert [c.id for c in tx.list_portability(owner="alice", status="pending")] == [proposal.id]
+    assert "portability.approve" not in {e.action for e in audit(app, memory_id)}
 
 
 def test_a_failed_portability_judgement_files_nothing_and_is_asked_again(make_app: MakeApp, alice: Caller) -> None:

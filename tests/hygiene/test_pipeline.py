@@ -24,8 +24,9 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import DisputeStatus, pair_key
 from zero_memory.hygiene.cycle import on_write, scan_written
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.judge.base import FailureKind, PairRequest
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
+from zero_memory.judge.questions.pair import PairRequest
 
 MakeApp = Callable[..., App]
 

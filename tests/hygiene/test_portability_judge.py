@@ -20,18 +20,14 @@ from zero_memory import crypto
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.memory import Kind, Memory
-from zero_memory.judge import (
-    FailureKind,
-    FakeJudge,
-    JudgedMemory,
-    PortabilityRequest,
-    PortabilityVerdict,
-    Purpose,
-    Unjudged,
-)
+from zero_memory.domain.verdicts import PortabilityVerdict
+from zero_memory.judge.base import FailureKind, Unjudged
+from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.keys import set_owner_key
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.portability import audit, gate_check
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.portability import PortabilityRequest, audit, gate_check
 from zero_memory.memory.models import RememberResult
 from zero_memory.store.base import SYSTEM
 

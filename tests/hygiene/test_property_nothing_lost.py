@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from zero_memory.access.caller import Caller
 from zero_memory.access.users import add_user
 from zero_memory.bootstrap import build_app
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.cycle import scan_written, start_cycle
 from zero_memory.hygiene.undo import undo_run
 from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.judge.verdict import Verdict
 from zero_memory.memory.lifecycle import restore_memory
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall

@@ -36,8 +36,10 @@ from zero_memory.domain.records import DisputeShape
 from zero_memory.embedding import Embedder
 from zero_memory.hygiene.cycle import scan_written, start_cycle
 from zero_memory.hygiene.undo import UNDONE, undo_run
-from zero_memory.judge.base import LoopClosureRequest, PairRequest, PortabilityRequest
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
+from zero_memory.judge.questions.loop_closure import LoopClosureRequest
+from zero_memory.judge.questions.pair import PairRequest
+from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.memory.lifecycle import forget, restore_memory
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember

@@ -16,8 +16,9 @@ from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Channel
-from zero_memory.judge.base import PairRequest, Purpose
 from zero_memory.judge.fake import FakeJudge
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 

@@ -18,8 +18,9 @@ from zero_memory.hygiene import reexamine
 from zero_memory.hygiene.retro import retro
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.judge.base import PairRequest, PortabilityRequest
 from zero_memory.judge.fake import FakeAnswer, FakeJudge
+from zero_memory.judge.questions.pair import PairRequest
+from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM

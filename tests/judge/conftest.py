@@ -9,7 +9,11 @@ import pytest
 from tests.fakes import fixtures
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
-from zero_memory.judge import Judge, JudgedMemory, PairRequest, RetryPolicy, build_judge
+from zero_memory.judge.base import Judge
+from zero_memory.judge.factory import build_judge
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.provider import RetryPolicy
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.settings import Settings
 
 SERVER_KEY = "sk-server-key-0123456789"

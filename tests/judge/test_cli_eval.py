@@ -25,8 +25,8 @@ from tests.cli.harness import ZM, Result, environ, run
 from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from tests.judge.conftest import SERVER_KEY, STRONG
 from zero_memory.cli import judge as judge_cli
-from zero_memory.judge import FakeJudge, PairRequest
-from zero_memory.judge.fake import FAKE_RATIONALE
+from zero_memory.judge.fake import FAKE_RATIONALE, FakeJudge
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.settings import Settings
 
 # id: (label, what the judge answers: a verdict, or None for a malformed reply)
@@ -221,7 +221,7 @@ def test_a_missing_file_is_named(openai_server: FakeOpenAIServer, tmp_path: Path
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeJudge:
     """The CLI's judge replaced by a FakeJudge answering as SCRIPT says (malformed → a failure)."""
-    from zero_memory.judge import FailureKind
+    from zero_memory.judge.base import FailureKind
 
     def answer(request: PairRequest) -> Any:
         verdict = SCRIPT[re.findall(r"\[([a-z]+-\d)\]", request.a.content)[0]][1]

@@ -13,9 +13,12 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply, Responder
 from tests.judge.conftest import FAST, STRONG, Provider
 from zero_memory import errors
-from zero_memory.judge import FailureKind, FakeJudge, PairRequest, Verdict
+from zero_memory.domain.verdicts import Verdict
+from zero_memory.judge.base import FailureKind
 from zero_memory.judge.evaluation import EvalReport, LabelledPair, load_pairs, run_eval
+from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.none_provider import NoneJudge
+from zero_memory.judge.questions.pair import PairRequest
 
 SHIPPED = Path(__file__).resolve().parents[2] / "evals" / "judge_pairs.jsonl"
 

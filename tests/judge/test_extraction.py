@@ -10,11 +10,13 @@ import pytest
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judge.conftest import FAST, Provider
-from zero_memory.judge import Extracted, ExtractionRequest, FailureKind, JudgeFailure
-from zero_memory.judge.extraction import EXTRACTION_SCHEMA, MAX_STATEMENTS, ExtractionAnswer, parse_extraction
+from zero_memory.domain.verdicts import MAX_STATEMENTS, ExtractionAnswer
+from zero_memory.judge.base import FailureKind, Judged, JudgeFailure
 from zero_memory.judge.ledger import AttributedJudge, LedgerEntry
-from zero_memory.judge.prompt import EXTRACTION_MAX_TOKENS
-from zero_memory.judge.verdict import InvalidAnswer, MalformedAnswer
+from zero_memory.judge.parse import InvalidAnswer, MalformedAnswer, parse_answer
+from zero_memory.judge.questions.extraction import MAX_TOKENS as EXTRACTION_MAX_TOKENS
+from zero_memory.judge.questions.extraction import SCHEMA as EXTRACTION_SCHEMA
+from zero_memory.judge.questions.extraction import ExtractionRequest
 
 TRANSCRIPT = (
     "user: How do we deploy the api?\n\n"
@@ -30,8 +32,8 @@ def answer(provider: Provider, statements: list[dict[str, Any]]) -> None:
 
 def test_a_chunk_is_sent_verbatim_with_the_extraction_schema(provider: Provider) -> None:
     answer(provider, [SHIP])
-    result = provider.judge().judge(REQUEST)
-    assert isinstance(result, Extracted)
+    result = provider.judge().ask(REQUEST)
+    assert isinstance(result, Judged)
     assert [s.content for s in result.answer.statements] == [SHIP["content"]]
     request = provider.server.last_request
     if isinstance(provider.server, FakeOpenAIServer):
@@ -52,12 +54,12 @@ def test_extraction_runs_on_the_fast_model_unless_it_has_its_own(provider: Provi
     answer(provider, [])
     judge = provider.judge()
     assert judge.model_for(REQUEST) == FAST
-    judge.judge(REQUEST)
+    judge.ask(REQUEST)
     assert provider.server.last_request.body["model"] == FAST
     own = provider.judge(ZM_EXTRACT_MODEL="extractor-1")
-    result = own.judge(REQUEST)
+    result = own.ask(REQUEST)
     assert provider.server.last_request.body["model"] == "extractor-1" == own.model_for(REQUEST)
-    assert isinstance(result, Extracted) and result.usage.model == "extractor-1"
+    assert isinstance(result, Judged) and result.usage.model == "extractor-1"
 
 
 @pytest.mark.parametrize(
@@ -75,7 +77,7 @@ def test_an_answer_that_bends_the_contract_extracts_nothing(
     provider: Provider, statements: list[dict[str, Any]], kind: FailureKind
 ) -> None:
     answer(provider, statements)
-    result = provider.judge().judge(REQUEST)
+    result = provider.judge().ask(REQUEST)
     assert isinstance(result, JudgeFailure) and result.kind is kind
 
 
@@ -84,7 +86,7 @@ def test_a_reply_that_is_not_json_is_malformed(provider: Provider) -> None:
         provider.server.enqueue(provider.server.text("Here are the statements: none."))
     else:
         provider.server.enqueue(provider.server.completion("statements: none"))
-    result = provider.judge().judge(REQUEST)
+    result = provider.judge().ask(REQUEST)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.MALFORMED
 
 
@@ -92,19 +94,19 @@ def test_every_extraction_call_is_in_the_ledger_as_extract(provider: Provider) -
     answer(provider, [SHIP])
     rows: list[LedgerEntry] = []
     judge = AttributedJudge(provider.judge(), owner="alice", run_id=None, record=rows.append)
-    judge.judge(REQUEST)
+    judge.ask(REQUEST)
     refused = FakeOpenAIServer.error(400) if provider.name == "openai" else FakeAnthropicServer.error(400)
     provider.server.enqueue(refused)
-    judge.judge(REQUEST)
+    judge.ask(REQUEST)
     assert [(r.owner, r.purpose) for r in rows] == [("alice", "extract"), ("alice", "extract")]
     assert rows[0].outcome == "judged" and rows[1].outcome == "http_error"
 
 
 def test_the_parser_is_strict_about_shape_and_lenient_about_surrounding_whitespace() -> None:
-    parsed = parse_extraction(json.dumps({"statements": [{**SHIP, "content": "  padded  "}]}))
+    parsed = parse_answer(ExtractionAnswer, json.dumps({"statements": [{**SHIP, "content": "  padded  "}]}))
     assert parsed == ExtractionAnswer.model_validate_json(json.dumps({"statements": [{**SHIP, "content": "padded"}]}))
     with pytest.raises(MalformedAnswer):
-        parse_extraction("[]")
+        parse_answer(ExtractionAnswer, "[]")
     with pytest.raises(InvalidAnswer):
-        parse_extraction({"statements": "none"})
-    assert parse_extraction({"statements": []}).statements == []
+        parse_answer(ExtractionAnswer, {"statements": "none"})
+    assert parse_answer(ExtractionAnswer, {"statements": []}).statements == []

@@ -8,10 +8,13 @@ import pytest
 
 from tests.judge.conftest import FAST, PAIR, PROVISIONAL_PAIR, STRONG, settings_for
 from zero_memory import errors
-from zero_memory.judge import Judge, JudgedMemory, PortabilityRequest, Unjudged, build_judge
 from zero_memory.judge.anthropic_provider import AnthropicJudge
+from zero_memory.judge.base import Judge, Unjudged
+from zero_memory.judge.factory import build_judge
 from zero_memory.judge.none_provider import NoneJudge
 from zero_memory.judge.openai_provider import OpenAIJudge
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.settings import DEFAULT_MODELS, Settings
 
 PORTABILITY = PortabilityRequest(JudgedMemory("fact", 1, "x"))
@@ -43,9 +46,9 @@ def test_each_provider_defaults_to_its_own_strong_and_fast_models(tmp_path: Path
 def test_offer_mode_leaves_every_request_unjudged(tmp_path: Path) -> None:
     judge = build_judge(Settings.from_environ({"ZM_HOME": str(tmp_path)}))
     assert judge.provider == "none"
-    assert judge.judge(PAIR) == Unjudged()
-    assert judge.judge(PROVISIONAL_PAIR) == Unjudged()
-    assert judge.judge(PORTABILITY) == Unjudged()
+    assert judge.ask(PAIR) == Unjudged()
+    assert judge.ask(PROVISIONAL_PAIR) == Unjudged()
+    assert judge.ask(PORTABILITY) == Unjudged()
     assert judge.model_for(PAIR) == "none"
 
 
@@ -66,7 +69,7 @@ def test_building_a_judge_sends_nothing_and_reads_no_environment(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-environment")
     for name in ("openai", "anthropic"):
         settings = settings_for(name, "", tmp_path, ZM_JUDGE_API_KEY="")
-        failure = build_judge(settings).judge(PAIR)
+        failure = build_judge(settings).ask(PAIR)
         assert failure.outcome == "unavailable", name
 
 

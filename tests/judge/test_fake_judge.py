@@ -3,20 +3,11 @@ from __future__ import annotations
 import pytest
 
 from tests.judge.conftest import PAIR, PROVISIONAL_PAIR
-from zero_memory.judge import (
-    FailureKind,
-    FakeJudge,
-    HygieneVerdict,
-    Judge,
-    Judged,
-    JudgedMemory,
-    JudgedPortability,
-    JudgeFailure,
-    PortabilityRequest,
-    Unjudged,
-    Verdict,
-)
-from zero_memory.judge.fake import FakeJudgeExhausted
+from zero_memory.domain.verdicts import HygieneVerdict, Verdict
+from zero_memory.judge.base import FailureKind, Judge, Judged, JudgeFailure, Unjudged
+from zero_memory.judge.fake import FakeJudge, FakeJudgeExhausted
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.questions.portability import PortabilityRequest
 
 PORTABILITY = PortabilityRequest(JudgedMemory("gotcha", 1, "git stash drops untracked files"))
 
@@ -27,12 +18,12 @@ def test_a_fake_judge_is_a_judge() -> None:
 
 def test_queued_answers_come_back_in_order_and_requests_are_recorded() -> None:
     judge = FakeJudge(["duplicate", ("b_supersedes_a", 0.97), FailureKind.TIMEOUT])
-    first, second, third = (judge.judge(PAIR) for _ in range(3))
-    assert isinstance(first, Judged) and (first.verdict.verdict, first.verdict.confidence) == (
+    first, second, third = (judge.ask(PAIR) for _ in range(3))
+    assert isinstance(first, Judged) and (first.answer.verdict, first.answer.confidence) == (
         Verdict.DUPLICATE,
         1.0,
     )
-    assert isinstance(second, Judged) and (second.verdict.verdict, second.verdict.confidence) == (
+    assert isinstance(second, Judged) and (second.answer.verdict, second.answer.confidence) == (
         Verdict.B_SUPERSEDES_A,
         0.97,
     )
@@ -42,16 +33,16 @@ def test_queued_answers_come_back_in_order_and_requests_are_recorded() -> None:
 
 def test_a_function_answers_every_request() -> None:
     judge = FakeJudge(lambda request: "duplicate" if request.a == request.b else "unrelated")
-    same = judge.judge(PAIR.__class__(PAIR.a, PAIR.a))
-    different = judge.judge(PAIR)
-    assert isinstance(same, Judged) and same.verdict.verdict is Verdict.DUPLICATE
-    assert isinstance(different, Judged) and different.verdict.verdict is Verdict.UNRELATED
+    same = judge.ask(PAIR.__class__(PAIR.a, PAIR.a))
+    different = judge.ask(PAIR)
+    assert isinstance(same, Judged) and same.answer.verdict is Verdict.DUPLICATE
+    assert isinstance(different, Judged) and different.answer.verdict is Verdict.UNRELATED
 
 
 def test_the_queue_goes_first_then_the_default() -> None:
     judge = FakeJudge(["contradiction"], default="unrelated")
-    verdicts = [judge.judge(PAIR) for _ in range(3)]
-    assert [v.verdict.verdict for v in verdicts if isinstance(v, Judged)] == [
+    verdicts = [judge.ask(PAIR) for _ in range(3)]
+    assert [v.answer.verdict for v in verdicts if isinstance(v, Judged)] == [
         Verdict.CONTRADICTION,
         Verdict.UNRELATED,
         Verdict.UNRELATED,
@@ -60,29 +51,29 @@ def test_the_queue_goes_first_then_the_default() -> None:
 
 def test_running_out_of_answers_is_a_mistake_in_the_test() -> None:
     judge = FakeJudge(["duplicate"])
-    judge.judge(PAIR)
+    judge.ask(PAIR)
     with pytest.raises(FakeJudgeExhausted):
-        judge.judge(PAIR)
+        judge.ask(PAIR)
 
 
 def test_finished_results_and_full_verdicts_pass_through() -> None:
     verdict = HygieneVerdict(verdict=Verdict.CONTRADICTION, confidence=0.6, rationale="They disagree.")
     judge = FakeJudge([verdict, Unjudged()])
-    judged = judge.judge(PAIR)
-    assert isinstance(judged, Judged) and judged.verdict == verdict
-    assert isinstance(judge.judge(PAIR), Unjudged)
+    judged = judge.ask(PAIR)
+    assert isinstance(judged, Judged) and judged.answer == verdict
+    assert isinstance(judge.ask(PAIR), Unjudged)
 
 
 def test_portability_answers_are_booleans_or_portability_verdicts() -> None:
     judge = FakeJudge([True, False])
-    first, second = judge.judge(PORTABILITY), judge.judge(PORTABILITY)
-    assert isinstance(first, JudgedPortability) and first.verdict.portable is True
-    assert isinstance(second, JudgedPortability) and second.verdict.portable is False
+    first, second = judge.ask(PORTABILITY), judge.ask(PORTABILITY)
+    assert isinstance(first, Judged) and first.answer.portable is True
+    assert isinstance(second, Judged) and second.answer.portable is False
 
 
 def test_a_pair_answer_to_a_portability_request_is_refused_loudly() -> None:
     with pytest.raises(TypeError):
-        FakeJudge(["duplicate"]).judge(PORTABILITY)
+        FakeJudge(["duplicate"]).ask(PORTABILITY)
 
 
 def test_the_fake_follows_the_two_paths_and_reports_usage() -> None:
@@ -90,7 +81,7 @@ def test_the_fake_follows_the_two_paths_and_reports_usage() -> None:
     assert judge.model_for(PAIR) == "strong"
     assert judge.model_for(PROVISIONAL_PAIR) == "fast"
     assert judge.model_for(PORTABILITY) == "strong"
-    result = judge.judge(PROVISIONAL_PAIR)
+    result = judge.ask(PROVISIONAL_PAIR)
     assert isinstance(result, Judged)
     assert (result.usage.model, result.usage.input_tokens, result.usage.output_tokens) == ("fast", 7, 3)
     assert result.usage.latency_ms == 0

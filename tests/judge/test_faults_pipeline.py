@@ -34,10 +34,11 @@ from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.domain.memory import Kind, is_protected
 from zero_memory.domain.records import DisputeStatus, pair_key
+from zero_memory.domain.verdicts import MAX_RATIONALE_CHARS, HygieneVerdict, Verdict
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.hygiene.decide import Action, PairFacts, Side, decide
 from zero_memory.hygiene.scan import gates
-from zero_memory.judge.verdict import MAX_RATIONALE_CHARS, InvalidAnswer, MalformedAnswer, Verdict, parse_hygiene
+from zero_memory.judge.parse import InvalidAnswer, MalformedAnswer, parse_answer
 from zero_memory.settings import Settings
 
 MakeApp = Callable[..., App]
@@ -324,7 +325,7 @@ def check_outcome(app: App, raw: str, a: Written, b: Written, summary: dict[str,
     queue = [d for d in disputes(app) if d.pair_key == key]
     link_types = {lk.type for lk in links(app, a.id) if {lk.src, lk.dst} == {a.id, b.id}}
     try:
-        parsed = parse_hygiene(raw)
+        parsed = parse_answer(HygieneVerdict, raw)
     except (MalformedAnswer, InvalidAnswer):
         event("outcome: no valid verdict")
         assert summary["failed_judgements"] == 1 and cached is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zero_memory.judge import Verdict
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.judge.metrics import (
     FAILED,
     ConfusionMatrix,

@@ -9,7 +9,7 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY
 from zero_memory import crypto, errors
-from zero_memory.judge import Judge, Judged
+from zero_memory.judge.base import Judge, Judged
 
 SECRET = crypto.generate_secret_key()
 
@@ -88,6 +88,6 @@ def test_an_owner_s_stored_key_pays_for_their_calls_and_only_theirs(
     openai_server.enqueue(openai_server.verdict(), openai_server.verdict())
     owners_judge = openai_judge(api_key=crypto.decrypt(SECRET, stored))
     servers_judge = openai_judge()
-    assert isinstance(owners_judge.judge(PAIR), Judged)
-    assert isinstance(servers_judge.judge(PAIR), Judged)
+    assert isinstance(owners_judge.ask(PAIR), Judged)
+    assert isinstance(servers_judge.ask(PAIR), Judged)
     assert [r.api_key for r in openai_server.requests] == [OWNER_KEY, SERVER_KEY]

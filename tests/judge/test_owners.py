@@ -18,8 +18,10 @@ from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY, STRONG
 from zero_memory import crypto, errors
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
-from zero_memory.judge import AttributedJudge, FailureKind, FakeJudge, Judged, JudgeFailure, Unjudged
+from zero_memory.judge.base import FailureKind, Judged, JudgeFailure, Unjudged
+from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.keys import clear_owner_key, set_owner_key
+from zero_memory.judge.ledger import AttributedJudge
 from zero_memory.judge.owners import OwnerJudges, judge_for
 from zero_memory.settings import Settings
 
@@ -55,8 +57,8 @@ def test_an_owner_s_stored_key_pays_for_their_calls_and_the_server_s_for_everyon
 ) -> None:
     set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
     openai_server.respond_with(lambda request: openai_server.verdict())
-    assert isinstance(judge_for(judging_app.judge_factory, "alice").judge(PAIR), Judged)
-    assert isinstance(judge_for(judging_app.judge_factory, "bob").judge(PAIR), Judged)
+    assert isinstance(judge_for(judging_app.judge_factory, "alice").ask(PAIR), Judged)
+    assert isinstance(judge_for(judging_app.judge_factory, "bob").ask(PAIR), Judged)
     assert [r.headers["authorization"] for r in openai_server.requests] == [
         f"Bearer {OWNER_KEY}",
         f"Bearer {SERVER_KEY}",
@@ -68,7 +70,7 @@ def test_a_call_is_attributed_to_the_memory_s_owner_whoever_started_the_run(
 ) -> None:
     """A sweep started by alice that reviews bob's memory: bob's ledger row, alice's run."""
     openai_server.enqueue(openai_server.verdict(prompt_tokens=321, completion_tokens=45))
-    judge_for(judging_app.judge_factory, "bob", run_id="run-started-by-alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "bob", run_id="run-started-by-alice").ask(PAIR)
     [row] = ledger(judging_app)
     assert row["owner"] == "bob"
     assert row["run_id"] == "run-started-by-alice"
@@ -83,7 +85,7 @@ def test_the_ledger_row_is_stamped_by_the_app_s_clock(
     frozen = datetime(2031, 5, 4, 12, 0, tzinfo=UTC)
     app = make_app(judge_env(openai_server), clock=lambda: frozen)
     openai_server.enqueue(openai_server.verdict())
-    judge_for(app.judge_factory, "alice").judge(PAIR)
+    judge_for(app.judge_factory, "alice").ask(PAIR)
     assert ledger(app)[0]["at"].startswith("2031-05-04T12:00")
 
 
@@ -91,7 +93,7 @@ def test_a_failed_call_is_recorded_with_its_kind_and_what_it_cost(
     judging_app: App, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.enqueue(openai_server.completion("this is not JSON", prompt_tokens=99, completion_tokens=7))
-    result = judge_for(judging_app.judge_factory, "alice", run_id="r1").judge(PAIR)
+    result = judge_for(judging_app.judge_factory, "alice", run_id="r1").ask(PAIR)
     assert isinstance(result, JudgeFailure)
     [row] = ledger(judging_app, run_id="r1")
     assert (row["owner"], row["outcome"], row["input_tokens"], row["output_tokens"]) == ("alice", "malformed", 99, 7)
@@ -103,7 +105,7 @@ def test_the_default_factory_takes_owner_and_run_id(judging_app: App, openai_ser
     assert isinstance(judge, AttributedJudge)
     assert (judge.owner, judge.run_id, judge.provider) == ("bob", "run-7", "openai")
     openai_server.enqueue(openai_server.verdict())
-    judge.judge(PAIR)
+    judge.ask(PAIR)
     assert [(r["owner"], r["run_id"]) for r in ledger(judging_app)] == [("bob", "run-7")]
 
 
@@ -111,7 +113,7 @@ def test_offer_mode_asks_nobody_and_records_nothing(make_app: Callable[..., App]
     app = make_app({"ZM_SECRET_KEY": SECRET})
     judge = judge_for(app.judge_factory, "alice", run_id="r1")
     assert judge.provider == "none"
-    assert isinstance(judge.judge(PAIR), Unjudged)
+    assert isinstance(judge.ask(PAIR), Unjudged)
     assert ledger(app) == []
 
 
@@ -139,11 +141,11 @@ def test_a_new_key_is_used_from_the_next_call_and_clearing_it_returns_to_the_ser
 ) -> None:
     openai_server.respond_with(lambda request: openai_server.verdict())
     set_owner_key(judging_app.settings, judging_app.store, "alice", None, OWNER_KEY, at=judging_app.clock())
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)
     set_owner_key(judging_app.settings, judging_app.store, "alice", "openai", OTHER_OWNER_KEY, at=judging_app.clock())
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)
     assert clear_owner_key(judging_app.settings, judging_app.store, "alice", None, at=judging_app.clock()) is True
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)
     assert [r.api_key for r in openai_server.requests] == [OWNER_KEY, OTHER_OWNER_KEY, SERVER_KEY]
 
 
@@ -151,20 +153,20 @@ def test_a_key_stored_by_another_process_is_seen_on_the_next_call(
     judging_app: App, openai_server: FakeOpenAIServer, embedder: Any
 ) -> None:
     openai_server.respond_with(lambda request: openai_server.verdict())
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)  # the server's key, cached
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)  # the server's key, cached
     other = build_app(judging_app.settings, embedder=embedder)  # e.g. `zm user key set` while the server runs
     try:
         set_owner_key(other.settings, other.store, "alice", None, OWNER_KEY, at=other.clock())
     finally:
         other.close()
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)
     assert [r.api_key for r in openai_server.requests] == [SERVER_KEY, OWNER_KEY]
 
 
 def test_a_key_for_another_provider_is_not_used(judging_app: App, openai_server: FakeOpenAIServer) -> None:
     set_owner_key(judging_app.settings, judging_app.store, "alice", "anthropic", OWNER_KEY, at=judging_app.clock())
     openai_server.enqueue(openai_server.verdict())
-    judge_for(judging_app.judge_factory, "alice").judge(PAIR)
+    judge_for(judging_app.judge_factory, "alice").ask(PAIR)
     assert openai_server.last_request.api_key == SERVER_KEY
 
 
@@ -180,7 +182,7 @@ def test_a_key_that_no_longer_decrypts_is_refused_never_replaced_by_the_server_s
     try:
         with pytest.raises(errors.ZMError) as caught:
             moved.judge_factory("alice", None)
-        failure = judge_for(moved.judge_factory, "alice").judge(PAIR)
+        failure = judge_for(moved.judge_factory, "alice").ask(PAIR)
         assert isinstance(failure, JudgeFailure) and failure.kind is FailureKind.UNAVAILABLE
         for told in (str(caught.value), failure.detail):
             assert told.startswith("unavailable: ")

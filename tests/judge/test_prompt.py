@@ -7,9 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank
-from zero_memory.judge import JudgedMemory, PairRequest, PortabilityRequest, Verdict
-from zero_memory.judge.prompt import build_prompt, describe_age
-from zero_memory.judge.verdict import HYGIENE_SCHEMA, PORTABILITY_SCHEMA
+from zero_memory.domain.verdicts import Verdict
+from zero_memory.judge.prompt import JudgedMemory, describe_age
+from zero_memory.judge.questions.pair import SCHEMA as HYGIENE_SCHEMA
+from zero_memory.judge.questions.pair import PairRequest
+from zero_memory.judge.questions.portability import SCHEMA as PORTABILITY_SCHEMA
+from zero_memory.judge.questions.portability import PortabilityRequest
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -38,7 +41,7 @@ def memory(content: str, *, scope: str = "proj.u_ana.billing", days: float = 3) 
 def test_the_pair_is_presented_as_memory_a_then_memory_b_with_kind_and_age() -> None:
     a = JudgedMemory("gotcha", 40, "first")
     b = JudgedMemory("decision", 0.2, "second")
-    user = build_prompt(PairRequest(a, b)).user
+    user = PairRequest(a, b).prompt().user
     assert user.index("Memory A — kind: gotcha, written 40 days ago") < user.index(
         "Memory B — kind: decision, written today"
     )
@@ -46,7 +49,7 @@ def test_the_pair_is_presented_as_memory_a_then_memory_b_with_kind_and_age() -> 
 
 
 def test_content_reaches_the_judge_verbatim() -> None:
-    user = build_prompt(PairRequest(JudgedMemory("gotcha", 1, TRICKY), JudgedMemory("fact", 1, "x"))).user
+    user = PairRequest(JudgedMemory("gotcha", 1, TRICKY), JudgedMemory("fact", 1, "x")).prompt().user
     assert f"<content>\n{TRICKY}\n</content>" in user
 
 
@@ -57,7 +60,7 @@ def test_a_judged_memory_carries_kind_age_and_content_only() -> None:
 def test_no_scope_project_owner_or_id_reaches_the_prompt() -> None:
     a = JudgedMemory.of(memory("Stripe retries webhooks for 3 days."), NOW)
     b = JudgedMemory.of(memory("Webhook handlers must be idempotent.", scope="user.u_ana.core"), NOW)
-    prompt = build_prompt(PairRequest(a, b))
+    prompt = PairRequest(a, b).prompt()
     text = prompt.system + prompt.user
     for leak in ("proj.", "billing", "user.u_ana", "core", "u_ana", "mem_", "claude-code", "/home/ana"):
         assert leak not in text, leak
@@ -69,13 +72,13 @@ def test_judged_memory_of_a_memory_takes_its_kind_age_and_content() -> None:
 
 
 def test_the_instructions_define_all_six_verdicts() -> None:
-    system = build_prompt(PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b"))).system
+    system = PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b")).prompt().system
     for verdict in Verdict:
         assert re.search(rf"^{verdict}$", system, re.MULTILINE), verdict
 
 
 def test_the_instructions_carry_the_coverage_clause_and_the_doubt_rules() -> None:
-    system = build_prompt(PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b"))).system
+    system = PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b")).prompt().system
     assert "covers every actionable specific" in system
     for specific in ("step", "command", "configuration"):
         assert specific in system
@@ -87,8 +90,8 @@ def test_the_instructions_carry_the_coverage_clause_and_the_doubt_rules() -> Non
 def test_the_instructions_leave_deterministic_rules_to_the_code() -> None:
     """Ranks, scopes, protection and confidence gates are decided outside the model."""
     prompts = [
-        build_prompt(PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b"))),
-        build_prompt(PortabilityRequest(JudgedMemory("fact", 1, "a"))),
+        PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b")).prompt(),
+        PortabilityRequest(JudgedMemory("fact", 1, "a")).prompt(),
     ]
     for prompt in prompts:
         lowered = prompt.system.lower()
@@ -97,12 +100,12 @@ def test_the_instructions_leave_deterministic_rules_to_the_code() -> None:
 
 
 def test_a_pair_prompt_asks_for_the_hygiene_verdict_schema() -> None:
-    prompt = build_prompt(PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b")))
+    prompt = PairRequest(JudgedMemory("fact", 1, "a"), JudgedMemory("fact", 1, "b")).prompt()
     assert (prompt.schema_name, prompt.schema) == ("hygiene_verdict", HYGIENE_SCHEMA)
 
 
 def test_a_portability_prompt_shows_one_memory_and_asks_for_the_portability_schema() -> None:
-    prompt = build_prompt(PortabilityRequest(JudgedMemory("reference", 100, TRICKY)))
+    prompt = PortabilityRequest(JudgedMemory("reference", 100, TRICKY)).prompt()
     assert (prompt.schema_name, prompt.schema) == ("portability_verdict", PORTABILITY_SCHEMA)
     assert "Memory — kind: reference, written 3 months ago" in prompt.user
     assert f"<content>\n{TRICKY}\n</content>" in prompt.user

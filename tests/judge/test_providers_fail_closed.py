@@ -15,12 +15,14 @@ import pytest
 
 from tests.fakes.server import Reply
 from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY, Provider, settings_for
-from zero_memory.judge import FailureKind, Judged, JudgeFailure, RetryPolicy, build_judge
+from zero_memory.judge.base import FailureKind, Judged, JudgeFailure
+from zero_memory.judge.factory import build_judge
+from zero_memory.judge.provider import RetryPolicy
 
 
 def failure_of(provider: Provider, *replies: Reply, **judge_options: object) -> JudgeFailure:
     provider.server.enqueue(*replies)
-    result = provider.judge(**judge_options).judge(PAIR)  # type: ignore[arg-type]
+    result = provider.judge(**judge_options).ask(PAIR)  # type: ignore[arg-type]
     assert isinstance(result, JudgeFailure), result
     return result
 
@@ -68,7 +70,7 @@ def test_a_rejected_key_fails_with_a_hint_and_without_retry(provider: Provider) 
 def test_a_server_error_is_retried_then_answered(provider: Provider) -> None:
     server = provider.server
     server.enqueue(server.error(500), server.error(503), server.verdict("unrelated", 0.8))
-    result = provider.judge().judge(PAIR)
+    result = provider.judge().ask(PAIR)
     assert isinstance(result, Judged)
     assert len(server.requests) == 3
 
@@ -91,13 +93,13 @@ def test_rate_limiting_honours_retry_after_then_fails_as_rate_limited(provider: 
 def test_a_rate_limit_that_lifts_is_only_a_delay(provider: Provider) -> None:
     server = provider.server
     server.enqueue(server.error(429, headers={"retry-after": "0"}), server.verdict())
-    assert isinstance(provider.judge().judge(PAIR), Judged)
+    assert isinstance(provider.judge().ask(PAIR), Judged)
 
 
 def test_a_dropped_connection_is_retried(provider: Provider) -> None:
     server = provider.server
     server.enqueue(Reply(drop=True), server.verdict())
-    assert isinstance(provider.judge().judge(PAIR), Judged)
+    assert isinstance(provider.judge().ask(PAIR), Judged)
     assert len(server.requests) == 2
 
 
@@ -107,7 +109,7 @@ def test_an_unreachable_provider_is_unavailable(provider: Provider, tmp_path: Pa
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}" + ("/v1" if provider.name == "openai" else "")
     judge = build_judge(settings_for(provider.name, url, tmp_path), retry=RetryPolicy(2, 0.01, 0.01))
-    result = judge.judge(PAIR)
+    result = judge.ask(PAIR)
     assert isinstance(result, JudgeFailure) and result.kind is FailureKind.UNAVAILABLE
     assert "after 2 attempts" in result.detail
 
@@ -160,8 +162,8 @@ def test_keys_never_appear_in_logs_even_at_debug_level(provider: Provider, caplo
     server.enqueue(server.verdict(), server.error(500), server.error(401, f"bad key {OWNER_KEY}"))
     with caplog.at_level(logging.DEBUG):
         judge = provider.judge(api_key=OWNER_KEY)
-        judge.judge(PAIR)
-        judge.judge(PAIR)
+        judge.ask(PAIR)
+        judge.ask(PAIR)
     assert caplog.records, "the SDKs log at debug level; the test must see them"
     assert OWNER_KEY not in caplog.text
 
@@ -180,6 +182,6 @@ def test_token_counts_that_are_not_integers_count_as_zero(provider: Provider) ->
     body = dict(reply.body)  # type: ignore[arg-type]
     body["usage"] = {"prompt_tokens": "12", "completion_tokens": None, "input_tokens": "12", "output_tokens": -3}
     provider.server.enqueue(Reply.json(body))
-    result = provider.judge().judge(PAIR)
+    result = provider.judge().ask(PAIR)
     assert isinstance(result, Judged)
     assert (result.usage.input_tokens, result.usage.output_tokens) == (0, 0)

@@ -23,7 +23,7 @@ from tests.judge.conftest import OWNER_KEY, PAIR, SERVER_KEY, STRONG
 from zero_memory import crypto
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
-from zero_memory.judge import Judged
+from zero_memory.judge.base import Judged
 from zero_memory.judge.keys import key_status, set_owner_key
 from zero_memory.judge.owners import judge_for
 from zero_memory.settings import Settings
@@ -200,8 +200,8 @@ def test_a_key_set_with_the_cli_pays_for_its_owner_s_calls_only(
     app = server_app(zm.home, openai_server, embedder)
     try:
         # A sweep started by alice reviews bob's memory, then her own.
-        assert isinstance(judge_for(app.judge_factory, "bob", run_id="run-alice").judge(PAIR), Judged)
-        assert isinstance(judge_for(app.judge_factory, "alice", run_id="run-alice").judge(PAIR), Judged)
+        assert isinstance(judge_for(app.judge_factory, "bob", run_id="run-alice").ask(PAIR), Judged)
+        assert isinstance(judge_for(app.judge_factory, "alice", run_id="run-alice").ask(PAIR), Judged)
         with app.store.tx() as tx:
             rows = tx.ledger(run_id="run-alice")
     finally:
@@ -227,7 +227,7 @@ def test_the_key_is_in_no_file_while_the_database_is_open(
         }
     )
     set_owner_key(app.settings, app.store, "alice", None, OWNER_KEY, at=app.clock())
-    judge_for(app.judge_factory, "alice").judge(PAIR)
+    judge_for(app.judge_factory, "alice").ask(PAIR)
     files = files_under(tmp_path / "open-home")
     assert "zm.db-wal" in files, "the test must see the write-ahead log"
     with app.store.tx() as tx:
@@ -249,8 +249,8 @@ def test_the_key_is_in_no_log_line_even_at_debug_level(
         set_owner_key(app.settings, app.store, "alice", None, OWNER_KEY, at=app.clock())
         assert key_status(app.settings, app.store, "alice", None).last4 == "ghij"
         judge = judge_for(app.judge_factory, "alice")
-        judge.judge(PAIR)
-        judge.judge(PAIR)
+        judge.ask(PAIR)
+        judge.ask(PAIR)
         with app.store.tx() as tx:
             outcomes = [r["outcome"] for r in tx.ledger(owner="alice")]
     assert outcomes == ["judged", "http_error"]

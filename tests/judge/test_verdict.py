@@ -4,17 +4,10 @@ import json
 
 import pytest
 
-from zero_memory.judge.verdict import (
-    HYGIENE_SCHEMA,
-    MAX_RATIONALE_CHARS,
-    PORTABILITY_SCHEMA,
-    UNJUDGED,
-    InvalidAnswer,
-    MalformedAnswer,
-    Verdict,
-    parse_hygiene,
-    parse_portability,
-)
+from zero_memory.domain.verdicts import MAX_RATIONALE_CHARS, UNJUDGED, HygieneVerdict, PortabilityVerdict, Verdict
+from zero_memory.judge.parse import InvalidAnswer, MalformedAnswer, parse_answer
+from zero_memory.judge.questions.pair import SCHEMA as HYGIENE_SCHEMA
+from zero_memory.judge.questions.portability import SCHEMA as PORTABILITY_SCHEMA
 
 
 def answer(**fields: object) -> str:
@@ -25,18 +18,21 @@ def answer(**fields: object) -> str:
 
 @pytest.mark.parametrize("verdict", list(Verdict))
 def test_every_verdict_spelled_exactly_is_accepted(verdict: Verdict) -> None:
-    assert parse_hygiene(answer(verdict=str(verdict))).verdict is verdict
+    assert parse_answer(HygieneVerdict, answer(verdict=str(verdict))).verdict is verdict
 
 
 @pytest.mark.parametrize("confidence", [0, 0.0, 0.5, 1, 1.0])
 def test_confidence_anywhere_in_the_closed_unit_interval_is_accepted(confidence: float) -> None:
-    assert parse_hygiene(answer(confidence=confidence)).confidence == confidence
+    assert parse_answer(HygieneVerdict, answer(confidence=confidence)).confidence == confidence
 
 
 def test_a_dict_answer_is_held_to_the_same_rules_as_a_json_string() -> None:
-    assert parse_hygiene({"verdict": "unrelated", "confidence": 0.7, "rationale": "x"}).verdict is Verdict.UNRELATED
+    assert (
+        parse_answer(HygieneVerdict, {"verdict": "unrelated", "confidence": 0.7, "rationale": "x"}).verdict
+        is Verdict.UNRELATED
+    )
     with pytest.raises(InvalidAnswer):
-        parse_hygiene({"verdict": "Unrelated", "confidence": 0.7, "rationale": "x"})
+        parse_answer(HygieneVerdict, {"verdict": "Unrelated", "confidence": 0.7, "rationale": "x"})
 
 
 @pytest.mark.parametrize(
@@ -59,7 +55,7 @@ def test_a_dict_answer_is_held_to_the_same_rules_as_a_json_string() -> None:
 )
 def test_an_answer_that_breaks_the_contract_is_an_invalid_verdict(raw: str, why: str) -> None:
     with pytest.raises(InvalidAnswer):
-        parse_hygiene(raw)
+        parse_answer(HygieneVerdict, raw)
 
 
 @pytest.mark.parametrize(
@@ -76,40 +72,40 @@ def test_an_answer_that_breaks_the_contract_is_an_invalid_verdict(raw: str, why:
 )
 def test_an_answer_that_is_not_a_json_object_is_malformed(raw: str) -> None:
     with pytest.raises(MalformedAnswer):
-        parse_hygiene(raw)
+        parse_answer(HygieneVerdict, raw)
 
 
 def test_surrounding_whitespace_is_not_malformed() -> None:
-    assert parse_hygiene("\n  " + answer() + "\n").verdict is Verdict.DUPLICATE
+    assert parse_answer(HygieneVerdict, "\n  " + answer() + "\n").verdict is Verdict.DUPLICATE
 
 
 def test_a_very_long_rationale_is_cut_not_rejected() -> None:
-    verdict = parse_hygiene(answer(rationale="why " * 2_000))
+    verdict = parse_answer(HygieneVerdict, answer(rationale="why " * 2_000))
     assert len(verdict.rationale) == MAX_RATIONALE_CHARS
     assert verdict.rationale.endswith("…")
 
 
 def test_an_invalid_answer_is_described_without_echoing_long_inputs() -> None:
     with pytest.raises(InvalidAnswer) as caught:
-        parse_hygiene(answer(verdict="x" * 500))
+        parse_answer(HygieneVerdict, answer(verdict="x" * 500))
     assert "verdict" in str(caught.value)
     assert "x" * 100 not in str(caught.value)
 
 
 def test_portability_answers_need_a_real_boolean() -> None:
     good = '{"portable": true, "confidence": 0.8, "rationale": "A git fact."}'
-    assert parse_portability(good).portable is True
+    assert parse_answer(PortabilityVerdict, good).portable is True
     for bad in (
         '{"portable": "true", "confidence": 0.8, "rationale": "x"}',
         '{"portable": 1, "confidence": 0.8, "rationale": "x"}',
     ):
         with pytest.raises(InvalidAnswer):
-            parse_portability(bad)
+            parse_answer(PortabilityVerdict, bad)
 
 
 def test_a_hygiene_answer_is_not_a_portability_answer() -> None:
     with pytest.raises(InvalidAnswer):
-        parse_portability(answer())
+        parse_answer(PortabilityVerdict, answer())
 
 
 def test_the_hygiene_schema_is_closed_self_contained_and_lists_the_six_verdicts() -> None:

@@ -171,3 +171,22 @@ def test_ledger_tokens_sum_one_owner_and_purpose_since_a_moment(store: Store) ->
         assert tx.ledger_tokens(owner="alice", purpose="extract", since=at(0)) == 460
         assert tx.ledger_tokens(owner="alice", purpose="extract", since=at(2)) == 340
         assert tx.ledger_tokens(owner="carol", purpose="extract", since=at(0)) == 0
+
+
+def test_chunks_put_off_for_a_reason_are_found_by_owner_and_brought_forward(store: Store) -> None:
+    waiting = "budget_exhausted: waiting for tomorrow"
+    with store.tx(write=True) as tx:
+        for chunk_id, owner, digest, error in (
+            ("chk_1", "alice", "a" * 64, waiting),
+            ("chk_2", "alice", "b" * 64, "timeout: the model did not answer"),
+            ("chk_3", "bob", "c" * 64, waiting),
+        ):
+            tx.add_chunk(chunk(chunk_id, owner=owner, digest=digest))
+            tx.update_chunk(chunk_id, at(0), next_attempt_at=at(600), last_error=error)
+    with store.tx(write=True) as tx:
+        assert tx.owners_put_off(at=at(1), reason="budget_exhausted:") == ["alice", "bob"]
+        assert tx.owners_put_off(at=at(1), reason="budget_exhausted:", owner="bob") == ["bob"]
+        assert tx.owners_put_off(at=at(601), reason="budget_exhausted:") == [], "due already: nothing to bring"
+        assert tx.bring_forward("alice", at=at(1), reason="budget_exhausted:") == 1
+        assert tx.due_chunks(at=at(1)) == ["chk_1"], "the retry of chk_2 keeps its time, bob's chunk waits"
+        assert tx.owners_put_off(at=at(1), reason="budget_exhausted:") == ["bob"]

@@ -112,6 +112,29 @@ def test_a_dispute_settles_only_once(store: Store, ids: dict[str, str]) -> None:
     )
 
 
+def test_a_pending_row_is_escalated_in_place_once(store: Store, ids: dict[str, str]) -> None:
+    with store.tx(write=True) as tx:
+        challenged = dispute("dsp_1", ids["a1"], None, verdict="challenged", origin="challenge")
+        tx.add_dispute(replace(challenged, run_id=None))
+        tx.add_dispute(replace(challenged, id="dsp_2", memory_a=ids["a2"]))
+        assert tx.escalate_dispute("dsp_1", "challenged", "stale_suspect", "run_7")
+        assert not tx.escalate_dispute("dsp_1", "challenged", "stale_suspect", "run_8"), "it is no longer challenged"
+        assert tx.settle_dispute("dsp_2", DisputeStatus.RESOLVED, {"uphold": True}, "alice", at(5))
+        assert not tx.escalate_dispute("dsp_2", "challenged", "stale_suspect", "run_7"), "a settled row stays settled"
+    with store.tx() as tx:
+        escalated, settled = tx.get_dispute("dsp_1"), tx.get_dispute("dsp_2")
+        assert tx.count_disputes(DisputeQuery(verdict="stale_suspect")) == 1
+    assert escalated is not None and settled is not None
+    assert (escalated.id, escalated.verdict, escalated.origin, escalated.run_id, escalated.status) == (
+        "dsp_1",
+        "stale_suspect",
+        "challenge",
+        "run_7",
+        DisputeStatus.PENDING,
+    )
+    assert (settled.verdict, settled.status) == ("challenged", DisputeStatus.RESOLVED)
+
+
 class TestListing:
     @pytest.fixture
     def queue(self, store: Store, ids: dict[str, str]) -> None:

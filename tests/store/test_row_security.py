@@ -280,15 +280,21 @@ def test_the_superuser_still_sees_every_row(pg_server: PgServer, pg_url: str, se
     assert owners == {"alice", "bob"}
 
 
-def test_word_statistics_count_every_memory_and_hand_back_the_caller(pg: PostgresStore, seeded: dict[str, str]) -> None:
-    """Full-text weights count over every memory, as on SQLite, and the caller's rows stay its own."""
+def test_word_statistics_count_every_memory_for_ranking_and_hand_back_the_caller(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    """Full-text weights count over every memory, as on SQLite: the store asks them as the system pass
+    "statistics" (migration 0021; a user's transaction may not), and the caller's rows stay its own."""
     with pg.tx() as tx:
         visibility(tx, "bob")
-        counted = rows_of(tx, "SELECT word, documents FROM zm_word_documents(ARRAY['private', 'note'], 100)")
+        documents, counts = tx._word_counts(["private", "note"])
         # Bob alone reads one "private" and two "note"s: the counts are alice's and his.
-        assert {r["word"]: r["documents"] for r in counted} == {"private": 2, "note": 4}
+        assert (documents, counts) == (6, {"private": 2, "note": 4})
         assert seeded["alice_own"] not in {r["id"] for r in rows(tx, "memories")}
         assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] in ("", None)
+    with system_tx(pg, "hygiene") as tx:
+        tx._word_counts(["note"])
+        assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] == "hygiene"
 
 
 def test_sessions_served_count_every_user_for_readable_memories_and_hand_back_the_caller(

@@ -22,10 +22,11 @@ from zero_memory.capture.models import IngestRequest
 from zero_memory.clock import utcnow
 from zero_memory.conflicts.choice import Choice, KeepBoth, Merge, Winner
 from zero_memory.conflicts.resolve import resolve_conflict
+from zero_memory.domain.verdicts import HygieneVerdict, PortabilityVerdict, Verdict
 from zero_memory.hygiene.cycle import start_cycle
-from zero_memory.judge.base import ExtractionRequest, PairRequest
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.judge.verdict import HygieneVerdict, PortabilityVerdict, Verdict
+from zero_memory.judge.questions.extraction import ExtractionRequest
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.memory.lifecycle import forget
 
 USER = "alice"

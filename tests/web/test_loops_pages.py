@@ -112,11 +112,41 @@ def test_a_person_closes_and_reopens_a_sixty_day_old_task_in_chromium(page: Page
     closed = page.locator(f"article#{task}")
     expect(closed).to_contain_text("moved in the spring release")
     closed.locator("summary").click()
-    expect(closed.locator(".trail")).to_contain_text("close loop")
+    expect(closed.locator(".trail")).to_contain_text("alice · closed: moved in the spring release")
     closed.get_by_role("button", name="Reopen").click()
     expect(page.locator(".flash")).to_contain_text("Reopened")
     page.get_by_role("link", name="open", exact=True).click()
     expect(page.locator(f"article#{task}")).to_contain_text(text)
+
+
+@pytest.mark.slow
+def test_the_trail_of_a_loop_shows_every_close_and_reopen_in_order_in_chromium(page: Page, site: Site) -> None:
+    text = unique("Rotate the deploy key")
+    task = site.seed.memory("alice", text, kind="task")
+    page.get_by_role("link", name="Open loops").click()
+    for note in ("rotated on Monday", "rotated again after the leak"):
+        card = page.locator(f"article#{task}")
+        card.get_by_label("Note").fill(note)
+        card.get_by_role("button", name="Close").click()
+        expect(page.locator(".flash")).to_contain_text("Closed")
+        if note.startswith("rotated on"):
+            page.get_by_role("link", name="closed").click()
+            page.locator(f"article#{task}").get_by_role("button", name="Reopen").click()
+            expect(page.locator(".flash")).to_contain_text("Reopened")
+            page.get_by_role("link", name="open", exact=True).click()
+
+    page.get_by_role("link", name="closed").click()
+    closed = page.locator(f"article#{task}")
+    summary = closed.locator("summary")
+    expect(summary).to_have_text("Audit trail (3)")
+    summary.click()
+    entries = closed.locator(".trail li")
+    expect(entries).to_have_count(3)
+    expect(entries.nth(0)).to_contain_text("alice · closed: rotated on Monday")
+    expect(entries.nth(1)).to_contain_text("alice · reopened")
+    expect(entries.nth(2)).to_contain_text("alice · closed: rotated again after the leak")
+    for n in range(3):
+        expect(entries.nth(n).locator(".muted")).not_to_be_empty()  # when it happened
 
 
 @pytest.mark.slow

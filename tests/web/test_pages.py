@@ -7,6 +7,7 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
+from tests.memory.helpers import write
 from tests.web.conftest import log_in
 from tests.web.helpers import Seeder, csrf_of, unique
 from zero_memory.access.caller import Caller
@@ -15,7 +16,7 @@ from zero_memory.domain.memory import InvalidationReason, Rank
 from zero_memory.domain.records import DisputeStatus
 from zero_memory.hygiene.cycle import scan_written
 from zero_memory.hygiene.decide import Action, Outcome
-from zero_memory.memory.lifecycle import forget
+from zero_memory.memory.lifecycle import forget, get_memory
 from zero_memory.web.runs import list_runs
 
 
@@ -195,6 +196,18 @@ def test_portability_proposals_are_approved_or_dismissed(alice_web: TestClient, 
     assert post(alice_web, f"/portability/{dismiss}", decision="maybe")[0] == 400
 
 
+def test_approving_a_proposal_from_a_project_others_read_is_refused_on_the_page(
+    alice_web: TestClient, seed: Seeder
+) -> None:
+    scope = seed.project("alice", "shared-tools", members=("bob",))
+    memory = seed.memory("alice", unique("fd ignores hidden files unless -H"), scope=scope)
+    proposal = seed.proposal("alice", memory)  # filed before bob joined
+    status, text = post(alice_web, f"/portability/{proposal}", decision="approve")
+    assert status == 409 and "other members read" in text and "bob" not in text
+    assert seed.get(memory).scope == scope
+    assert proposal in alice_web.get("/portability").text  # still pending
+
+
 def test_the_scan_button_starts_a_run_whose_page_shows_its_summary(alice_web: TestClient, app: App) -> None:
     status, location = post(alice_web, "/runs", rejudge="1")
     assert status == 303 and location.startswith("/runs/run_")
@@ -237,6 +250,21 @@ def test_a_flood_of_write_triggered_runs_never_hides_a_cycle(alice_web: TestClie
     page = list_runs(app, Caller("alice", client="dashboard"), window=2)
     assert [view.run.id for view in page.cycles] == [cycle_id]
     assert [view.run.id for day in page.write_days for view in day.runs] == written[:0:-1]
+
+
+def test_a_same_session_refinement_is_a_folded_run_the_page_undoes(alice_web: TestClient, app: App) -> None:
+    session = Caller("alice", client="test-agent", session_id=unique("conv"))
+    marker = unique("")
+    older = write(app, session, f"The deploy script lives in scripts/deploy.sh {marker}")
+    newer = write(app, session, f"The deploy script lives in scripts/deploy.sh. {marker}")
+    assert newer.superseded == [older.id]
+    (day,) = list_runs(app, Caller("alice", client="dashboard")).write_days
+    (run,) = [view.run for view in day.runs if view.run.kind == "refine"]
+    page = alice_web.get(f"/runs/{run.id}").text
+    assert f'href="/memories/{older.id}"' in page and "superseded by" in page and "Undo this run" in page
+    assert post(alice_web, f"/runs/{run.id}/undo") == (303, f"/runs/{run.id}")
+    restored = get_memory(app, session, older.id).memory
+    assert restored.status == "live" and restored.restored
 
 
 def test_another_users_run_is_not_found(web: TestClient, app: App) -> None:

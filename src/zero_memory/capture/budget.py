@@ -5,6 +5,13 @@ What counts is the usage ledger: the input and output tokens of the owner's
 allowance is checked before a chunk is accepted and again before each
 extraction call, so a call already on its way can take an owner past it by
 at most one chunk.
+
+A chunk whose extraction found the allowance spent waits for the next UTC
+midnight, its last error starting ``budget_exhausted:``. A raise takes effect
+at once: every pass over due chunks (``extract.drain``: the server's worker,
+``zm capture drain``, sending a chunk again) first brings forward the waiting
+chunks of each owner who has an allowance left, whatever raised it
+(``zm user budget set`` or ``clear``, a larger ``ZM_EXTRACT_DAILY_TOKENS``).
 """
 
 from __future__ import annotations
@@ -16,8 +23,12 @@ from zero_memory.app import App
 from zero_memory.capture.models import BudgetStatus
 from zero_memory.capture.route import next_day
 from zero_memory.clock import to_text
-from zero_memory.judge.base import Purpose
+from zero_memory.judge.question import Purpose
+from zero_memory.store import system_tx
 from zero_memory.store.base import Store, Tx
+
+WAITING = f"{errors.BUDGET_EXHAUSTED}:"
+"""How the last error of a chunk waiting for its owner's allowance begins."""
 
 
 def status(app: App, owner: str, now: datetime) -> BudgetStatus:
@@ -46,6 +57,18 @@ def require(app: App, owner: str, now: datetime) -> None:
     found = status(app, owner, now)
     if found.remaining <= 0:
         raise exhausted(found)
+
+
+def release(app: App, now: datetime, *, owner: str | None = None) -> int:
+    """Make due now the chunks waiting for an allowance their owner has again; how many."""
+    with system_tx(app.store, "capture") as tx:
+        owners = tx.owners_put_off(at=now, reason=WAITING, owner=owner)
+    released = 0
+    for waiting in owners:
+        if status(app, waiting, now).remaining > 0:
+            with system_tx(app.store, "capture", write=True) as tx:
+                released += tx.bring_forward(waiting, at=now, reason=WAITING)
+    return released
 
 
 def exhausted(found: BudgetStatus) -> errors.ZMError:

@@ -26,10 +26,11 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.capture import budget, route
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.judge.base import Extracted, ExtractionRequest, JudgeFailure, Unjudged, Usage
-from zero_memory.judge.extraction import ExtractedStatement
+from zero_memory.domain.verdicts import ExtractedStatement
+from zero_memory.judge.base import Judged, JudgeFailure, Unjudged, Usage
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.provider import redact
+from zero_memory.judge.questions.extraction import ExtractionRequest
 from zero_memory.memory.models import RememberRequest, SourceSpec
 from zero_memory.memory.write import remember
 from zero_memory.store import system_tx
@@ -62,7 +63,9 @@ class Extraction:
 
 
 def drain(app: App, *, owner: str | None = None, limit: int = DRAIN_BATCH) -> list[Extraction]:
-    """Extract every chunk that is due (of one owner, or of everyone), oldest first."""
+    """Extract every chunk that is due (of one owner, or of everyone), oldest first; chunks that waited for
+    an allowance raised since are due again."""
+    budget.release(app, app.clock(), owner=owner)
     with system_tx(app.store, "capture") as tx:
         due = tx.due_chunks(at=app.clock(), owner=owner, limit=limit)
     done = []
@@ -88,12 +91,12 @@ def extract_chunk(app: App, chunk_id: str) -> Extraction | None:
         return None
     allowance = budget.status(app, chunk.owner, now)
     if allowance.remaining <= 0:
-        # Not an attempt: the chunk waits, untouched, for tomorrow's allowance.
-        error = f"{errors.BUDGET_EXHAUSTED}: waiting for {allowance.resets_at}"
+        # Not an attempt: the chunk waits, untouched, for tomorrow's allowance or a raise (budget.release).
+        error = f"{budget.WAITING} waiting for {allowance.resets_at}"
         _update(app, chunk, status=ChunkStatus.PENDING, next_attempt_at=route.next_day(now), error=error)
         return Extraction(chunk.id, ChunkStatus.PENDING, error=error)
-    result = judge_for(app.judge_factory, chunk.owner).judge(ExtractionRequest(chunk.transcript))
-    if isinstance(result, Extracted):
+    result = judge_for(app.judge_factory, chunk.owner).ask(ExtractionRequest(chunk.transcript))
+    if isinstance(result, Judged):
         return _store(app, chunk, result.answer.statements, result.usage)
     return _failed(app, chunk, result, app.clock())
 

@@ -60,6 +60,9 @@ def ingest(app: App, caller: Caller, req: IngestRequest) -> IngestResult:
         tx.act_as(owner)
         existing = tx.chunk_by_hash(owner, digest)
     if existing is not None and existing.status is not ChunkStatus.FAILED:
+        if existing.status is ChunkStatus.PENDING:
+            # It may have waited for an allowance raised since: the owner's pass takes it up if so.
+            app.background(partial(drain, app, owner=owner))
         return _result(existing, "duplicate")
 
     if judge_for(app.judge_factory, owner).offer_mode:

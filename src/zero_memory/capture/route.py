@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from zero_memory.domain.memory import Kind
 from zero_memory.domain.records import ChunkStatus
-from zero_memory.judge.extraction import ExtractedStatement, ScopeHint
+from zero_memory.domain.verdicts import ExtractedStatement, ScopeHint
 from zero_memory.settings import CaptureConfig
 
 PERSONAL = "personal"

@@ -46,7 +46,8 @@ def apply(tx: Tx, plan: Plan, *, vector: np.ndarray | None = None, model: str = 
             at=plan.at,
             payload={"dispute_id": dispute.id},
         )
-    if not transitions.resolve_dispute(tx, dispute, plan.resolution, actor=plan.actor, at=plan.at):
+    settled_by = {"settled_by": plan.settled_by}
+    if not transitions.resolve_dispute(tx, dispute, plan.resolution, actor=plan.actor, at=plan.at, payload=settled_by):
         # Another writer settled the row since it was read (PostgreSQL runs writers side by side): raising
         # rolls back this transaction, so the row is settled once, by whoever got there first.
         current = tx.get_dispute(dispute.id)

@@ -65,6 +65,8 @@ class Plan:
     resolution: dict[str, Any]
     retirements: tuple[Retirement, ...] = ()
     merged: Memory | None = None
+    # Who settled (``AuthorKind``): only a person's settlement spends the misled signals before it (§11).
+    settled_by: str = AuthorKind.HUMAN.value
 
     @property
     def invalidated(self) -> list[str]:
@@ -80,16 +82,17 @@ def plan(dispute: Dispute, memories: Mapping[str, Memory], choice: Choice, ctx: 
             raise errors.validation(f"dispute_id: {memory.id} is in {memory.scope}, which is read-only for you")
     if isinstance(choice, Accept):
         choice = _accepted(dispute)
+    by = ctx.author_kind.value
     if dispute.shape is DisputeShape.SINGLE:
         resolution, retirements = _single(dispute, memories[dispute.memory_a], choice)
-        return Plan(dispute, ctx.actor, ctx.at, resolution, retirements)
+        return Plan(dispute, ctx.actor, ctx.at, resolution, retirements, settled_by=by)
     a, b = memories[dispute.memory_a], memories[dispute.memory_b or ""]
     if isinstance(choice, Merge):
         merged = _merged(a, b, choice.text, ctx)
         retirements = _if_live((a, b), InvalidationReason.MERGED, "merge.retire", successor=merged.id)
-        return Plan(dispute, ctx.actor, ctx.at, {"merge": merged.id}, retirements, merged)
+        return Plan(dispute, ctx.actor, ctx.at, {"merge": merged.id}, retirements, merged, settled_by=by)
     resolution, retirements = _pair(dispute, a, b, choice)
-    return Plan(dispute, ctx.actor, ctx.at, resolution, retirements)
+    return Plan(dispute, ctx.actor, ctx.at, resolution, retirements, settled_by=by)
 
 
 def _accepted(dispute: Dispute) -> Winner:

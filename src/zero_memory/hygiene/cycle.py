@@ -23,7 +23,7 @@ from zero_memory.hygiene.candidates import neighbours, pairs, recent_subjects
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.hygiene.self_healing import rejudge, stale_sweep
-from zero_memory.judge.base import Purpose
+from zero_memory.judge.question import Purpose
 from zero_memory.store import system_tx
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from zero_memory.domain.memory import InvalidationReason, Kind, Rank, is_protected
-from zero_memory.judge.verdict import UNJUDGED, Verdict
+from zero_memory.domain.verdicts import UNJUDGED, Verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from enum import StrEnum
 
 from zero_memory.access.project_identity import different_projects
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.hygiene.candidates import Candidate
-from zero_memory.judge.verdict import Verdict
 from zero_memory.store.base import Tx
 
 NOT_A_CONFLICT = (Verdict.UNRELATED.value, Verdict.COMPLEMENTARY.value)

@@ -1,16 +1,23 @@
 """The portability audit (docs/spec/hygiene.md §10) and its proposals.
 
-Live project-scope memories of kind fact, reference or gotcha (never a team
-scope's: approving would take the memory from teammates), most used first,
+Live project-scope memories of kind fact, reference or gotcha, most used first,
 capped per run, each a candidate once ever. The portability judge must say
 portable with confidence at or above ``portable_min_confidence`` to file
 a pending proposal; otherwise the candidacy closes. Only the owner's approval
 moves the memory to ``user.<uid>.core`` (reversibly: the original scope stays
 on record); a dismissal is terminal.
+
+A memory other people can see where it stands (a team scope, or a project with
+members besides its author) is never proposed, and its approval is refused:
+in one user's core it would vanish from their recall. The approval checks again
+because members may have joined since the proposal; a refused approval changes
+nothing, so the proposal stays pending for the owner to dismiss (or to approve
+once the others have left).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Literal
 
@@ -25,7 +32,7 @@ from zero_memory.domain.memory import Kind, Memory, age_days
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.portability import audit
+from zero_memory.judge.questions.portability import audit
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, PortabilityCandidate
 
@@ -64,16 +71,24 @@ class PortabilityResolution(BaseModel):
     scope: str
 
 
-def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
-    """Project memories of the audited kinds never proposed before, most surfaced first.
+def seen_by_others(memory: Memory, members: Collection[str]) -> bool:
+    """Whether people besides its author can see the memory where it stands: anyone in a team scope, or
+    a member of its project other than the author. ``members``: the user ids with a role on its scope."""
+    if scopes.parse(memory.scope).kind is scopes.ScopeKind.TEAM:
+        return True
+    return any(uid != memory.owner for uid in members)
 
-    Team scopes are not audited: approving would move a memory out of its teammates' reach.
-    """
+
+def audit_candidates(app: App, owner: str, limit: int) -> list[Memory]:
+    """Project memories of the audited kinds never proposed before and seen by nobody else, most surfaced
+    first. Team scopes are not audited at all, and shared projects are skipped (not closed): a project
+    its other members have left is audited again."""
     with system_tx(app.store, "hygiene") as tx:
         pool = tx.live_memories(owner=owner, kinds=AUDITED_KINDS, scope_prefix="proj.", limit=5000)
         seen = tx.portability_of([m.id for m in pool])
         usage = tx.surfacings_of([m.id for m in pool], since=app.clock() - timedelta(days=USAGE_WINDOW_DAYS))
-    fresh = [m for m in pool if m.id not in seen]
+        members = {scope: [m.user_id for m in tx.members_of(scope)] for scope in {m.scope for m in pool}}
+    fresh = [m for m in pool if m.id not in seen and not seen_by_others(m, members[m.scope])]
     fresh.sort(key=lambda m: (-usage.get(m.id, 0), m.created_at, m.id))
     return fresh[:limit]
 
@@ -159,8 +174,36 @@ def list_portability(app: App, caller: Caller, status: str | None = "pending") -
     return ProposalList(proposals=[_view(c, memories.get(c.memory_id), app) for c in found], pending_count=pending)
 
 
+def _where_it_stands(app: App, candidate_id: str) -> tuple[str, list[str]] | None:
+    """The scope of the proposed memory and everyone with a role on it. A system read: on PostgreSQL the
+    owner's own transaction sees only their own membership rows."""
+    with system_tx(app.store, "portability") as tx:
+        candidate = tx.get_portability(candidate_id)
+        memory = tx.get_memory(candidate.memory_id, SYSTEM) if candidate else None
+        if memory is None:
+            return None
+        return memory.scope, [m.user_id for m in tx.members_of(memory.scope)]
+
+
+def _refuse_if_seen_by_others(memory: Memory, checked: tuple[str, list[str]] | None) -> None:
+    if checked is None or checked[0] != memory.scope:
+        raise errors.conflict("the memory moved while the proposal was being approved; try again")
+    if not seen_by_others(memory, checked[1]):
+        return
+    if scopes.parse(memory.scope).kind is scopes.ScopeKind.TEAM:
+        raise errors.conflict(
+            f"the memory is in the team scope {memory.scope}; moving it to your core would take it from "
+            "your teammates. Dismiss the proposal, or write the portable part to core with remember"
+        )
+    raise errors.conflict(
+        f"the memory is in the project {memory.scope}, which other members read; moving it to your core would "
+        "take it from them. Dismiss the proposal, or write the portable part to core with remember"
+    )
+
+
 def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bool) -> PortabilityResolution:
     now = app.clock()
+    checked = _where_it_stands(app, candidate_id) if approve else None
     with app.store.tx(write=True) as tx:
         tx.act_as(caller.uid)
         candidate = tx.get_portability(candidate_id)
@@ -175,11 +218,7 @@ def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bo
             target = scopes.core(caller.uid)
             if not memory.live:
                 raise errors.conflict("the memory is no longer live; restore it first")
-            if scopes.parse(memory.scope).kind is scopes.ScopeKind.TEAM:
-                raise errors.conflict(
-                    f"the memory is in the team scope {memory.scope}; moving it to your core would take it from "
-                    "your teammates. Dismiss the proposal, or write the portable part to core with remember"
-                )
+            _refuse_if_seen_by_others(memory, checked)
             transitions.move(tx, memory, target, actor=caller.uid, at=now, payload={"portability": candidate.id})
         tx.settle_portability(candidate.id, "approved" if approve else "dismissed", caller.uid, now)
         tx.add_audit(

@@ -21,8 +21,8 @@ from zero_memory.domain.memory import Memory
 from zero_memory.hygiene.candidates import neighbours
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
-from zero_memory.judge.base import Purpose
 from zero_memory.judge.owners import judge_for
+from zero_memory.judge.question import Purpose
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 

@@ -24,7 +24,7 @@ from zero_memory.hygiene.candidates import neighbours
 from zero_memory.hygiene.cycle import owner_lock
 from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
-from zero_memory.judge.base import Purpose
+from zero_memory.judge.question import Purpose
 from zero_memory.store import system_tx
 
 PAGE = 200

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from zero_memory import transitions
 from zero_memory.app import App
 from zero_memory.domain.records import Run, RunStatus
 from zero_memory.ids import new_id
@@ -77,17 +78,8 @@ def start(
         summary={},
     )
     with system_tx(app.store, "hygiene", write=True) as tx:
-        if not tx.claim_run(run):
+        if not transitions.start_run(tx, run, at=now):
             return None
-        tx.add_audit(
-            actor=f"hygiene.{kind}",
-            action="run.start",
-            owner=owner,
-            memory_ids=[],
-            payload={"started_by": started_by, "dry_run": dry_run},
-            run_id=run.id,
-            at=now,
-        )
     return run
 
 
@@ -100,16 +92,7 @@ def finish(app: App, run: Run, tally: Tally, status: RunStatus = RunStatus.COMPL
     summary = tally.summary()
     now = app.clock()
     with system_tx(app.store, "hygiene", write=True) as tx:
-        tx.finish_run(run.id, status, summary, now)
-        tx.add_audit(
-            actor=f"hygiene.{run.kind}",
-            action="run.stop",
-            owner=run.owner,
-            memory_ids=[],
-            payload={"status": status.value, **{k: v for k, v in summary.items() if v}},
-            run_id=run.id,
-            at=now,
-        )
+        transitions.finish_run(tx, run, status, summary, at=now)
     return summary
 
 

@@ -14,14 +14,17 @@ from dataclasses import dataclass
 from zero_memory.access.project_identity import project_paths
 from zero_memory.app import App
 from zero_memory.domain.memory import Rank
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.hygiene import filters
 from zero_memory.hygiene.apply import Context, act
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Gates, PairFacts, Side, decide
 from zero_memory.hygiene.runs import Tally
-from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.base import Judged, JudgeFailure
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.verdict import Verdict
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Judgement
 
@@ -94,16 +97,16 @@ def scan_pairs(
         verdict: Verdict | None = None
         judgement: Judgement | None = None
         if not offer:
-            result = judge.judge(request)
+            result = judge.ask(request)
             if isinstance(result, JudgeFailure):
                 tally.add("failed_judgements")
                 tally.notes.append(f"{pair.key}: {result.kind.value}")
                 continue
             if isinstance(result, Judged):
                 tally.add("judged")
-                verdict = result.verdict.verdict
+                verdict = result.answer.verdict
                 judgement = Judgement(
-                    verdict.value, result.verdict.confidence, result.verdict.rationale, result.usage.model
+                    verdict.value, result.answer.confidence, result.answer.rationale, result.usage.model
                 )
         outcome = decide(
             facts(pair),

@@ -18,10 +18,13 @@ from zero_memory.access.project_identity import different_projects, project_iden
 from zero_memory.app import App
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Dispute, DisputeShape
+from zero_memory.domain.verdicts import Verdict
 from zero_memory.hygiene.runs import Tally
-from zero_memory.judge.base import Judged, JudgedMemory, JudgeFailure, PairRequest, Purpose
+from zero_memory.judge.base import Judged, JudgeFailure
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.verdict import Verdict
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, DisputeQuery, Tx
 
@@ -84,20 +87,20 @@ def rejudge(app: App, owner: str, tally: Tally, run_id: str | None, *, dry_run: 
         request = PairRequest(
             JudgedMemory.of(a, now), JudgedMemory.of(b, now), Purpose.REJUDGE, provisional=0 in (a.rank, b.rank)
         )
-        result = judge.judge(request)
+        result = judge.ask(request)
         if isinstance(result, JudgeFailure):
             tally.add("failed_judgements")
             continue
         if not isinstance(result, Judged):
             continue
         tally.add("judged")
-        verdict = result.verdict.verdict
+        verdict = result.answer.verdict
         if verdict not in KEEP_VERDICTS:
             continue
         why = {
             "rejudge": verdict.value,
-            "confidence": result.verdict.confidence,
-            "rationale": result.verdict.rationale,
+            "confidence": result.answer.confidence,
+            "rationale": result.answer.rationale,
             "model": result.usage.model,
         }
         if dry_run:

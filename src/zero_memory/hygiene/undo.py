@@ -13,11 +13,13 @@ from pydantic import BaseModel
 from zero_memory import errors, transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.memory.refine import REFINE
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
-# The automatic invalidations a run records: a resolved pair, and a loop the loop-closure stage closed.
-UNDONE = ("hygiene.auto_resolve", "close_loop")
+# The automatic invalidations a run records: a resolved pair, a loop the loop-closure stage closed, and the
+# older write of a same-session refinement.
+UNDONE = ("hygiene.auto_resolve", "close_loop", REFINE)
 
 
 def _still_as_left(action: str, memory: Memory, successor: str) -> bool:

@@ -1,104 +1,31 @@
-"""The judge port: what the pipeline asks, what it gets back.
+"""The judge port: one generic method, ``ask(question) -> Result[A]``.
 
-The pipeline hands a ``Judge`` one request — a pair of memories, or one memory
-for the portability question — and gets back exactly one of:
+The pipeline hands a ``Judge`` one question (``judge.question``; the
+questions themselves live in ``judge.questions``) and gets back exactly one of:
 
-- ``Judged`` / ``JudgedPortability``: a validated verdict and what it cost;
-- ``Extracted``: the statements an extraction request found in a transcript chunk;
-- ``Unjudged``: offer mode, no model was asked (the pair is parked ``unjudged``);
+- ``Judged[A]``: the question's validated answer and what it cost;
+- ``Unjudged``: offer mode, no model was asked (a pair is parked ``unjudged``);
 - ``JudgeFailure``: no judgement — a timeout, an HTTP error, a refusal, an
   answer that broke the contract. The pipeline treats it as nothing: no
-  action, nothing cached, the pair is tried again on a later run.
+  action, nothing cached, the question is asked again on a later run.
 
-A request carries each memory's kind, age and verbatim content, and nothing
-else: never its scope or project (measured to make the judge worse), never
-its id or rank (deterministic rules belong to routing, not to the model).
-
-The capture stream asks the same port a third question, on its own model
-(``ZM_EXTRACT_MODEL``, else the fast model): an ``ExtractionRequest`` carries
-one transcript chunk and comes back ``Extracted`` — a list of self-contained
-statements — or as a failure, under the same fail-closed contract.
+A question about memories carries each memory's kind, age and verbatim
+content, and nothing else: never its scope or project (measured to make the
+judge worse), never its id or rank (deterministic rules belong to routing,
+not to the model).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
-from typing import ClassVar, Protocol, overload, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, Union, runtime_checkable
 
-from zero_memory.domain.memory import Memory, age_days
-from zero_memory.judge.extraction import ExtractionAnswer
-from zero_memory.judge.verdict import UNJUDGED, HygieneVerdict, LoopClosureVerdict, PortabilityVerdict
+from zero_memory.domain.verdicts import UNJUDGED
+from zero_memory.judge.question import Question, Tier
 
-
-class Purpose(StrEnum):
-    """Why the judge was called; the usage ledger's ``purpose``."""
-
-    SCAN = "scan"
-    REJUDGE = "rejudge"
-    RESCAN = "rescan"
-    PORTABILITY = "portability"
-    GATE = "gate"
-    RETRO = "retro"
-    EXTRACT = "extract"
-    LOOP_CLOSURE = "loop_closure"
-
-
-@dataclass(frozen=True, slots=True)
-class JudgedMemory:
-    """One memory as the judge sees it."""
-
-    kind: str
-    age_days: float
-    content: str
-
-    @classmethod
-    def of(cls, memory: Memory, now: datetime) -> JudgedMemory:
-        return cls(kind=str(memory.kind), age_days=age_days(memory.created_at, now), content=memory.content)
-
-
-@dataclass(frozen=True, slots=True)
-class PairRequest:
-    """How do A and B relate? ``provisional``: a side has rank 0, so the fast model judges."""
-
-    a: JudgedMemory
-    b: JudgedMemory
-    purpose: Purpose = Purpose.SCAN
-    provisional: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PortabilityRequest:
-    """Does this project memory hold outside its project? Judged by the adjudication model."""
-
-    memory: JudgedMemory
-    purpose: Purpose = Purpose.PORTABILITY
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractionRequest:
-    """Which statements worth keeping does this transcript chunk hold? Answered by the extraction model."""
-
-    transcript: str
-    purpose: Purpose = Purpose.EXTRACT
-
-
-@dataclass(frozen=True, slots=True)
-class LoopClosureRequest:
-    """Does the later memory show the open loop done (a task) or answered (a question)?
-
-    ``provisional``: the evidence has rank 0, so the fast model judges.
-    """
-
-    loop: JudgedMemory
-    evidence: JudgedMemory
-    purpose: Purpose = Purpose.LOOP_CLOSURE
-    provisional: bool = False
-
-
-JudgeRequest = PairRequest | PortabilityRequest | ExtractionRequest | LoopClosureRequest
+A = TypeVar("A")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,36 +56,17 @@ class FailureKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Judged:
-    verdict: HygieneVerdict
-    usage: Usage
-    outcome: ClassVar[str] = "judged"
+class Judged(Generic[A]):
+    """The question's answer, validated, and what it cost."""
 
-
-@dataclass(frozen=True, slots=True)
-class JudgedPortability:
-    verdict: PortabilityVerdict
-    usage: Usage
-    outcome: ClassVar[str] = "judged"
-
-
-@dataclass(frozen=True, slots=True)
-class Extracted:
-    answer: ExtractionAnswer
-    usage: Usage
-    outcome: ClassVar[str] = "judged"
-
-
-@dataclass(frozen=True, slots=True)
-class JudgedLoopClosure:
-    verdict: LoopClosureVerdict
+    answer: A
     usage: Usage
     outcome: ClassVar[str] = "judged"
 
 
 @dataclass(frozen=True, slots=True)
 class Unjudged:
-    """Offer mode: no model was asked. The pair is parked with verdict ``unjudged``."""
+    """Offer mode: no model was asked. A pair is parked with verdict ``unjudged``."""
 
     usage: Usage | None = None
     outcome: ClassVar[str] = UNJUDGED
@@ -177,11 +85,8 @@ class JudgeFailure:
         return str(self.kind)
 
 
-PairResult = Judged | Unjudged | JudgeFailure
-PortabilityResult = JudgedPortability | Unjudged | JudgeFailure
-ExtractionResult = Extracted | Unjudged | JudgeFailure
-LoopClosureResult = JudgedLoopClosure | Unjudged | JudgeFailure
-JudgeResult = Judged | JudgedPortability | Extracted | JudgedLoopClosure | Unjudged | JudgeFailure
+Result = Union[Judged[A], Unjudged, JudgeFailure]  # noqa: UP007 -- a generic alias: Result[HygieneVerdict]
+AnyResult = Result[Any]
 
 
 @runtime_checkable
@@ -189,7 +94,7 @@ class Judge(Protocol):
     """The port. ``provider`` names the implementation (``openai``, ``anthropic``, ``none``, ``fake``).
 
     ``offer_mode`` is what the judge can do, declared rather than guessed from
-    its type: True when it asks no model and every request comes back
+    its type: True when it asks no model and every question comes back
     ``Unjudged`` — the pipeline then parks pairs for a person and skips the
     passes that need an opinion (re-judge, re-examination, portability).
     """
@@ -200,29 +105,20 @@ class Judge(Protocol):
     @property
     def offer_mode(self) -> bool: ...
 
-    def model_for(self, request: JudgeRequest) -> str:
-        """The exact model string a call for ``request`` uses: the judgement cache's key."""
+    def model_for(self, question: Question[Any]) -> str:
+        """The exact model string a call for ``question`` uses: the judgement cache's key."""
         ...
 
-    @overload
-    def judge(self, request: PairRequest) -> PairResult: ...
-    @overload
-    def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
-    @overload
-    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
-    @overload
-    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
-    def judge(self, request: JudgeRequest) -> JudgeResult:
+    def ask(self, question: Question[A]) -> Result[A]:
         """Ask once; never raises for anything the provider does."""
         ...
 
 
-def model_for(request: JudgeRequest, *, model: str, fast_model: str, extract_model: str | None = None) -> str:
-    """The paths: the fast model when a side is provisional, the extraction model (by default the fast
-    one) for a transcript chunk, else the adjudication model."""
-    if isinstance(request, ExtractionRequest):
+def model_for(tier: Tier, *, model: str, fast_model: str, extract_model: str | None = None) -> str:
+    """The model of a tier: the adjudication model, the fast one, or the extraction model (by default the fast one)."""
+    if tier is Tier.EXTRACTION:
         return extract_model or fast_model
-    if isinstance(request, PairRequest | LoopClosureRequest) and request.provisional:
+    if tier is Tier.FAST:
         return fast_model
     return model
 

@@ -30,16 +30,8 @@ from rich.table import Table
 from rich.text import Text
 
 from zero_memory import errors
-from zero_memory.judge.base import (
-    FailureKind,
-    Judge,
-    Judged,
-    JudgedMemory,
-    JudgeFailure,
-    PairRequest,
-    Purpose,
-    Usage,
-)
+from zero_memory.domain.verdicts import HygieneVerdict, Verdict
+from zero_memory.judge.base import FailureKind, Judge, Judged, JudgeFailure, Result, Usage
 from zero_memory.judge.metrics import (
     COLUMNS,
     FAILED,
@@ -53,7 +45,9 @@ from zero_memory.judge.metrics import (
     recall,
     reversed_supersedes,
 )
-from zero_memory.judge.verdict import Verdict
+from zero_memory.judge.prompt import JudgedMemory
+from zero_memory.judge.question import Purpose
+from zero_memory.judge.questions.pair import PairRequest
 
 # -- the labelled set ----------------------------------------------------------
 
@@ -173,7 +167,7 @@ def run_eval(
     outcomes = []
     for done, pair in enumerate(pairs, start=1):
         request = PairRequest(pair.a, pair.b, Purpose.SCAN, provisional=provisional)
-        outcomes.append(_outcome(pair, judge.judge(request)))
+        outcomes.append(_outcome(pair, judge.ask(request)))
         if on_progress is not None:
             on_progress(done, len(pairs))
     probe = JudgedMemory("fact", 0.0, "-")
@@ -181,9 +175,9 @@ def run_eval(
     return EvalReport(provider=judge.provider, model=model, outcomes=tuple(outcomes))
 
 
-def _outcome(pair: LabelledPair, result: object) -> PairOutcome:
+def _outcome(pair: LabelledPair, result: Result[HygieneVerdict]) -> PairOutcome:
     if isinstance(result, Judged):
-        verdict = result.verdict
+        verdict = result.answer
         return PairOutcome(pair, verdict.verdict, verdict.confidence, None, verdict.rationale, result.usage)
     if isinstance(result, JudgeFailure):
         return PairOutcome(pair, None, None, result.kind, result.detail, result.usage)

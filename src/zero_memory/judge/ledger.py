@@ -7,28 +7,19 @@ Offer mode (``Unjudged`` with no usage) made no call and records nothing.
 
     judge = AttributedJudge(build_judge(settings, api_key=owner_key), owner=uid,
                             run_id=run_id, record=store.record_judge_usage)
-    judge.judge(PairRequest(a, b, Purpose.SCAN))   # judged and recorded
+    judge.ask(PairRequest(a, b, Purpose.SCAN))     # judged and recorded
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, TypeVar
 
-from zero_memory.judge.base import (
-    ExtractionRequest,
-    ExtractionResult,
-    Judge,
-    JudgeRequest,
-    JudgeResult,
-    LoopClosureRequest,
-    LoopClosureResult,
-    PairRequest,
-    PairResult,
-    PortabilityRequest,
-    PortabilityResult,
-)
+from zero_memory.judge.base import AnyResult, Judge, Result
+from zero_memory.judge.question import Question
+
+A = TypeVar("A")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +39,7 @@ class LedgerEntry:
 Recorder = Callable[[LedgerEntry], None]
 
 
-def entry_for(result: JudgeResult, request: JudgeRequest, *, owner: str, run_id: str | None) -> LedgerEntry | None:
+def entry_for(result: AnyResult, question: Question[Any], *, owner: str, run_id: str | None) -> LedgerEntry | None:
     """The ledger row for one call, or None when no call was made (offer mode)."""
     usage = result.usage
     if usage is None:
@@ -56,7 +47,7 @@ def entry_for(result: JudgeResult, request: JudgeRequest, *, owner: str, run_id:
     return LedgerEntry(
         owner=owner,
         model=usage.model,
-        purpose=str(request.purpose),
+        purpose=str(question.purpose),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         latency_ms=usage.latency_ms,
@@ -66,10 +57,10 @@ def entry_for(result: JudgeResult, request: JudgeRequest, *, owner: str, run_id:
 
 
 def judge_and_record(
-    judge: Judge, request: JudgeRequest, *, owner: str, run_id: str | None, record: Recorder
-) -> JudgeResult:
-    result = judge.judge(request)
-    entry = entry_for(result, request, owner=owner, run_id=run_id)
+    judge: Judge, question: Question[A], *, owner: str, run_id: str | None, record: Recorder
+) -> Result[A]:
+    result = judge.ask(question)
+    entry = entry_for(result, question, owner=owner, run_id=run_id)
     if entry is not None:
         record(entry)
     return result
@@ -90,16 +81,8 @@ class AttributedJudge:
     def __repr__(self) -> str:
         return f"AttributedJudge({self.inner!r}, owner={self.owner!r}, run_id={self.run_id!r})"
 
-    def model_for(self, request: JudgeRequest) -> str:
-        return self.inner.model_for(request)
+    def model_for(self, question: Question[Any]) -> str:
+        return self.inner.model_for(question)
 
-    @overload
-    def judge(self, request: PairRequest) -> PairResult: ...
-    @overload
-    def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
-    @overload
-    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
-    @overload
-    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
-    def judge(self, request: JudgeRequest) -> JudgeResult:
-        return judge_and_record(self.inner, request, owner=self.owner, run_id=self.run_id, record=self._record)
+    def ask(self, question: Question[A]) -> Result[A]:
+        return judge_and_record(self.inner, question, owner=self.owner, run_id=self.run_id, record=self._record)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from zero_memory.judge.verdict import Verdict
+from zero_memory.domain.verdicts import Verdict
 
 FAILED: Final = "failed"
 VERDICTS: Final = tuple(Verdict)

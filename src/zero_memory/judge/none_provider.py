@@ -1,4 +1,4 @@
-"""Offer mode: no model. Every request comes back ``Unjudged``.
+"""Offer mode: no model. Every question comes back ``Unjudged``.
 
 The pipeline still runs: pairs are parked in the review queue with verdict
 ``unjudged`` for a person or the session agent to adjudicate, and the
@@ -8,21 +8,12 @@ is written to the usage ledger, nothing is cached.
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Any, TypeVar
 
-from zero_memory.judge.base import (
-    ExtractionRequest,
-    ExtractionResult,
-    JudgeRequest,
-    JudgeResult,
-    LoopClosureRequest,
-    LoopClosureResult,
-    PairRequest,
-    PairResult,
-    PortabilityRequest,
-    PortabilityResult,
-    Unjudged,
-)
+from zero_memory.judge.base import Result, Unjudged
+from zero_memory.judge.question import Question
+
+A = TypeVar("A")
 
 OFFER_MODEL = "none"
 
@@ -34,16 +25,8 @@ class NoneJudge:
     def __repr__(self) -> str:
         return "NoneJudge()"
 
-    def model_for(self, request: JudgeRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return OFFER_MODEL
 
-    @overload
-    def judge(self, request: PairRequest) -> PairResult: ...
-    @overload
-    def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
-    @overload
-    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
-    @overload
-    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
-    def judge(self, request: JudgeRequest) -> JudgeResult:
+    def ask(self, question: Question[A]) -> Result[A]:
         return Unjudged()

@@ -6,7 +6,7 @@ system-wide sweep too, and whoever started the run (docs/spec/memory-model.md,
 caller, and every service looks it up the same way:
 
     judge = judge_for(app.judge_factory, memory.owner, run.id)
-    judge.judge(PairRequest(a, b, Purpose.SCAN))     # one ledger row, owner = memory.owner
+    judge.ask(PairRequest(a, b, Purpose.SCAN))       # one ledger row, owner = memory.owner
 
 ``app.judge_factory`` is a ``JudgeFactory``: ``(owner, run_id) -> Judge``.
 ``build_app`` installs ``OwnerJudges``; tests install their own, e.g.
@@ -16,12 +16,14 @@ caller, and every service looks it up the same way:
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from zero_memory import crypto, errors
 from zero_memory.clock import Clock
-from zero_memory.judge.base import FailureKind, Judge, JudgeFactory, JudgeFailure, JudgeRequest, Usage
+from zero_memory.judge.base import FailureKind, Judge, JudgeFactory, JudgeFailure, Usage
 from zero_memory.judge.factory import build_judge
 from zero_memory.judge.ledger import AttributedJudge, LedgerEntry, Recorder
+from zero_memory.judge.question import Question
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
 
@@ -70,10 +72,10 @@ class UnavailableJudge:
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
-    def model_for(self, request: JudgeRequest) -> str:
+    def model_for(self, question: Question[Any]) -> str:
         return "unavailable"
 
-    def judge(self, request: JudgeRequest) -> JudgeFailure:
+    def ask(self, question: Question[Any]) -> JudgeFailure:
         return JudgeFailure(FailureKind.UNAVAILABLE, self.reason, Usage(model="unavailable"))
 
 

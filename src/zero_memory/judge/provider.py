@@ -2,7 +2,9 @@
 
 A provider module supplies two things: ``_attempt`` (one request through its
 SDK, returning the raw answer) and ``_classify`` (what an SDK exception
-means). ``ModelJudge.judge`` does the rest the same way for every provider:
+means). ``ModelJudge.ask`` does the rest the same way for every provider and
+every question (``judge.question``): the question's prompt to the model of
+its tier, the reply through the question's parser.
 
 - ``ZM_JUDGE_TIMEOUT_S`` bounds the whole call, retries and backoff included;
   each attempt gets what is left of it.
@@ -21,37 +23,21 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeVar
 
 from zero_memory.judge.base import (
-    Extracted,
-    ExtractionRequest,
-    ExtractionResult,
     FailureKind,
     Judged,
-    JudgedLoopClosure,
-    JudgedPortability,
     JudgeFailure,
-    JudgeRequest,
-    JudgeResult,
-    LoopClosureRequest,
-    LoopClosureResult,
-    PairRequest,
-    PairResult,
-    PortabilityRequest,
-    PortabilityResult,
+    Result,
     Usage,
     model_for,
 )
-from zero_memory.judge.extraction import parse_extraction
-from zero_memory.judge.prompt import Prompt, build_prompt
-from zero_memory.judge.verdict import (
-    InvalidAnswer,
-    MalformedAnswer,
-    parse_hygiene,
-    parse_loop_closure,
-    parse_portability,
-)
+from zero_memory.judge.parse import InvalidAnswer, MalformedAnswer
+from zero_memory.judge.prompt import Prompt
+from zero_memory.judge.question import Question
+
+A = TypeVar("A")
 
 MAX_DETAIL_CHARS = 300
 
@@ -124,28 +110,20 @@ class ModelJudge:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, fast_model={self.fast_model!r})"
 
-    def model_for(self, request: JudgeRequest) -> str:
-        return model_for(request, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
+    def model_for(self, question: Question[Any]) -> str:
+        return model_for(question.tier, model=self.model, fast_model=self.fast_model, extract_model=self.extract_model)
 
-    @overload
-    def judge(self, request: PairRequest) -> PairResult: ...
-    @overload
-    def judge(self, request: PortabilityRequest) -> PortabilityResult: ...
-    @overload
-    def judge(self, request: ExtractionRequest) -> ExtractionResult: ...
-    @overload
-    def judge(self, request: LoopClosureRequest) -> LoopClosureResult: ...
-    def judge(self, request: JudgeRequest) -> JudgeResult:
-        model = self.model_for(request)
+    def ask(self, question: Question[A]) -> Result[A]:
+        model = self.model_for(question)
         if self._unusable is not None:
             return JudgeFailure(FailureKind.UNAVAILABLE, self._unusable, Usage(model))
         started = time.monotonic()
-        answer = self._ask(build_prompt(request), model, deadline=started + self.timeout_s)
+        answer = self._ask(question.prompt(), model, deadline=started + self.timeout_s)
         latency_ms = round((time.monotonic() - started) * 1000)
         if isinstance(answer, Trouble):
             return JudgeFailure(answer.kind, self._redact(answer.detail), Usage(model, latency_ms=latency_ms))
         usage = Usage(model, answer.input_tokens, answer.output_tokens, latency_ms)
-        return self._conclude(request, answer, usage)
+        return self._conclude(question, answer, usage)
 
     # -- the provider's part -----------------------------------------------
 
@@ -182,7 +160,7 @@ class ModelJudge:
             self._sleep(delay)
             retry += 1
 
-    def _conclude(self, request: JudgeRequest, answer: RawAnswer, usage: Usage) -> JudgeResult:
+    def _conclude(self, question: Question[A], answer: RawAnswer, usage: Usage) -> Result[A]:
         def failure(kind: FailureKind, detail: str) -> JudgeFailure:
             return JudgeFailure(kind, self._redact(detail), usage)
 
@@ -191,13 +169,7 @@ class ModelJudge:
         if answer.content is None:
             return failure(FailureKind.MALFORMED, answer.missing)
         try:
-            if isinstance(request, PairRequest):
-                return Judged(parse_hygiene(answer.content), usage)
-            if isinstance(request, ExtractionRequest):
-                return Extracted(parse_extraction(answer.content), usage)
-            if isinstance(request, LoopClosureRequest):
-                return JudgedLoopClosure(parse_loop_closure(answer.content), usage)
-            return JudgedPortability(parse_portability(answer.content), usage)
+            return Judged(question.parse(answer.content), usage)
         except MalformedAnswer as exc:
             cut = " (the reply was cut off at the token limit)" if answer.truncated else ""
             return failure(FailureKind.MALFORMED, f"{exc}{cut}")

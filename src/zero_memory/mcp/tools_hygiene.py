@@ -247,6 +247,7 @@ def resolve_conflicts(call: ToolCall, args: ResolveManyArgs) -> BulkAnswer:
 class ChallengeArgs(ToolArgs):
     memory_id: str = Field(description="The memory you found wrong or outdated.", max_length=100)
     reason: str = Field(description="What you observed that contradicts it, in a sentence or two.")
+    session_id: str | None = SessionId
 
 
 @toolset.tool(
@@ -257,9 +258,11 @@ class ChallengeArgs(ToolArgs):
 def challenge(call: ToolCall, args: ChallengeArgs) -> ChallengeResult:
     """Say that a memory misled you: it is wrong or outdated against the world (not against another memory).
     Raises a challenged dispute for a person to settle; while it is open the memory ranks lower in recall.
-    Calling again while one is open returns the same dispute_id with created: false.
+    While one is open, the same dispute_id comes back with created: false, and a challenge from another
+    session is recorded on it: a memory that misled two sessions becomes a stale suspect for a person.
     """
-    return challenge_service.challenge(call.app, call.caller, args.memory_id, args.reason)
+    session = call.session(args.session_id)
+    return challenge_service.challenge(call.app, call.caller, args.memory_id, args.reason, session_id=session)
 
 
 class ListPortabilityArgs(ToolArgs):
@@ -289,7 +292,10 @@ class ResolvePortabilityArgs(ToolArgs):
 
 @toolset.tool(title="Resolve portability proposal", destructive=False)
 def resolve_portability(call: ToolCall, args: ResolvePortabilityArgs) -> PortabilityAnswer:
-    """Approve (move to user.<you>.core, original scope kept on record) or dismiss (never proposed again)."""
+    """Approve (move to user.<you>.core, original scope kept on record) or dismiss (never proposed again).
+    An approval that would take the memory from other people who read it (a team scope, or a project with
+    other members) is refused with conflict: and changes nothing; dismiss such a proposal.
+    """
     resolved = portability.resolve_portability(call.app, call.caller, args.candidate_id, args.approve)
     return _with_session(PortabilityAnswer, resolved, _session(call, args.session_id))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zero_memory.domain.memory import Kind
-from zero_memory.judge.portability import PortabilityCheck
+from zero_memory.domain.verdicts import PortabilityCheck
 
 CORE_KINDS = frozenset({Kind.FACT, Kind.REFERENCE, Kind.GOTCHA})
 PERSONAL_KINDS = CORE_KINDS | {Kind.PREFERENCE}

@@ -1,5 +1,8 @@
 """Open loops: the tasks and open questions still open, and those closed, with their audit trail.
 
+A loop's trail is every close and every reopen (``restore``, by a person or by
+undoing the run that closed it), oldest first, up to the last ``AUDIT_PER_LOOP``.
+
 A loop stays in sight until it is closed: it never decays in recall, every
 briefing lists it, and ``zm loops`` and the dashboard's Open loops page show
 it. ``close_loop`` (``memory.lifecycle``) is the one way to close one by hand,
@@ -26,6 +29,7 @@ from zero_memory.memory.validation import check_fields
 STATUSES = ("open", "closed")
 MAX_LIMIT = 500
 AUDIT_PER_LOOP = 20
+TRAIL_ACTIONS = ("close_loop", "restore")
 
 
 def list_loops(
@@ -50,12 +54,13 @@ def list_loops(
         else:
             found = tx.closed_loops(covered, limit=limit + 1)
         page = found[:limit]
-        closings = {m.id: tx.audit_for_memory(m.id, actions=("close_loop",), limit=1) for m in page}
-    return LoopList(loops=[loop_view(m, closings[m.id], now) for m in page], status=status, more=len(found) > limit)
+        trails = {m.id: tx.audit_for_memory(m.id, actions=TRAIL_ACTIONS, limit=AUDIT_PER_LOOP) for m in page}
+    return LoopList(loops=[loop_view(m, trails[m.id], now) for m in page], status=status, more=len(found) > limit)
 
 
 def loop_view(memory: Memory, trail: list[AuditEntry], now: datetime) -> LoopView:
-    closing = next((a for a in trail if a.action == "close_loop"), None)  # the trail is newest first
+    """``trail``: the loop's closes and reopens, newest first (as the store returns them)."""
+    closing = next((a for a in trail if a.action == "close_loop"), None)
     days = round(age_days(memory.created_at, now), 1)
     closed = not memory.live and closing is not None
     return LoopView(
@@ -79,7 +84,7 @@ def loop_view(memory: Memory, trail: list[AuditEntry], now: datetime) -> LoopVie
                 payload=a.payload,
                 run_id=a.run_id,
             )
-            for a in trail[-AUDIT_PER_LOOP:]
+            for a in reversed(trail[:AUDIT_PER_LOOP])
         ],
     )
 

@@ -4,8 +4,9 @@ In order: validation; the content guard on every text field (before anything
 is embedded or stored); the write target; the portability gate; then, under
 the write lock, the provisional yield probe, same-scope dedup absorption,
 declared supersedes, same-session refinement (queued instead when the older
-side was once restored); after the commit, the ``similar_existing`` list. Every
-write and every state change writes its audit row.
+side was once restored; a retirement is recorded in a run of kind ``refine``,
+like every automatic one); after the commit, the ``similar_existing`` list.
+Every write and every state change writes its audit row.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from zero_memory.domain.memory import (
     Memory,
     Rank,
     content_hash,
-    session_keys,
 )
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility, pair_key
-from zero_memory.ids import memory_id, new_id
+from zero_memory.domain.records import Visibility
+from zero_memory.ids import memory_id
 from zero_memory.judge.owners import judge_for
-from zero_memory.judge.portability import gate_check
+from zero_memory.judge.questions.portability import gate_check
 from zero_memory.memory import anchoring, gate
 from zero_memory.memory.models import (
     LinkSpec,
@@ -45,6 +45,7 @@ from zero_memory.memory.models import (
     SkippedLink,
     WriteStatus,
 )
+from zero_memory.memory.refine import refine_same_session
 from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.memory.views import similar_view
@@ -240,7 +241,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
-            superseded += _refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now, paths)
+            superseded += refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now, paths)
     similar: list[SimilarMemory] = []
     if not declared_any:
         # Advice, not a decision: read after the commit, so the write lock is not held for a search.
@@ -324,58 +325,6 @@ def _declared_links(
         else:
             transitions.link(tx, new, target, link.type, actor=caller.uid, at=now)
     return superseded, skipped
-
-
-def _refine_same_session(
-    tx: Tx, caller: Caller, new: Memory, vector: np.ndarray, floor: float, now: datetime, paths: dict[str, str]
-) -> list[str]:
-    """Two authoritative writes of one session, nearly identical: the newer supersedes the older."""
-    keys = new.session_keys
-    if new.rank < Rank.AGENT or not keys:
-        return []
-    refined = []
-    for neighbour in tx.similar(vector, floor=floor, limit=5, owner=new.owner, exclude=[new.id]):
-        old = neighbour.memory
-        if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
-            continue
-        if old.restored:
-            # Someone brought the older one back after an invalidation: ask, never retire it again.
-            _queue_refinement(tx, old, new, neighbour.similarity, now)
-            continue
-        transitions.retire(
-            tx,
-            old,
-            successor=new.id,
-            reason=InvalidationReason.SUPERSEDED,
-            actor=caller.uid,
-            action="refine",
-            at=now,
-            payload={"similarity": round(neighbour.similarity, 4)},
-        )
-        refined.append(old.id)
-    return refined
-
-
-def _queue_refinement(tx: Tx, old: Memory, new: Memory, similarity: float, now: datetime) -> None:
-    """A refinement whose older side was restored: a pending ``supersedes`` row (new over old) instead."""
-    dispute = Dispute(
-        id=new_id("dsp"),
-        owner=new.owner,
-        shape=DisputeShape.PAIR,
-        verdict="supersedes",
-        direction="b_supersedes_a",
-        rationale=(
-            f"written in the same session as the newer memory (similarity {similarity:.2f}); "
-            "the older one was restored after an invalidation, so it is not retired automatically"
-        ),
-        origin="refine",
-        status=DisputeStatus.PENDING,
-        memory_a=old.id,
-        memory_b=new.id,
-        pair_key=pair_key(old.id, new.id),
-        created_at=now,
-    )
-    transitions.raise_dispute(tx, dispute, actor=new.owner, at=now, payload={"similarity": round(similarity, 4)})
 
 
 def _similar_existing(

@@ -151,6 +151,15 @@ def ef_search(fetch: int, least: int = EF_SEARCH_MIN) -> int:
     return min(EF_SEARCH_MAX, max(least, 2 * fetch))
 
 
+# The word counts of full-text ranking answer a system pass only (migration 0021): the transaction names
+# the pass "statistics" for them, keeping its own zm.system in zm.counted_for, and takes it back after.
+STATISTICS_PASS = (
+    "SELECT set_config('zm.counted_for', coalesce(current_setting('zm.system', true), ''), true), "
+    "set_config('zm.system', 'statistics', true)"
+)
+STATISTICS_PASSED = "SELECT set_config('zm.system', current_setting('zm.counted_for'), true)"
+
+
 # Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
 # from the index alone (migration 0015).
 POSTINGS = (
@@ -540,16 +549,20 @@ class PostgresTx(SqlTx):
         return cursor.fetchall()
 
     def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
-        # Counted over every memory, whoever the caller (migration 0009, zm_memory_documents).
+        # Counted over every memory, whoever the caller, as SQLite counts them: the counting functions
+        # answer a system pass only (migration 0021), so the counts are asked as the pass "statistics"
+        # and the transaction's own setting is put back before anything else runs in it.
         # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);
         # the others are rare by that measure, and counting their rows through the index is cheap.
-        common = self.store.common_words(self.conn)
-        rare = [w for w in words if w not in common]
         with self.conn.pipeline():  # one round trip
+            self.conn.execute(STATISTICS_PASS)
+            common = self.store.common_words(self.conn)
+            rare = [w for w in words if w not in common]
             total = self.conn.execute("SELECT zm_memory_documents() AS n")
             found = self.conn.execute(
                 "SELECT word, documents FROM zm_word_documents(%s::text[], %s)", (rare, POSTINGS_BUDGET + 1)
             )
+            self.conn.execute(STATISTICS_PASSED)
         row = total.fetchone()
         documents = int(row["n"]) if row else 0
         counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
@@ -878,7 +891,8 @@ class PostgresStore:
         From a sample of about ``COMMON_WORDS_SAMPLE`` rows (``zm_common_words``,
         migration 0009: pg_stats shows nothing of a table under row-level
         security), read again every ``COMMON_WORDS_TTL_S`` seconds; empty
-        before the table was first analysed (ANALYZE or autovacuum).
+        before the table was first analysed (ANALYZE or autovacuum). ``conn``
+        acts as a system pass (0021: the counts answer no user's transaction).
         """
         now = time.monotonic()
         cached = self._common

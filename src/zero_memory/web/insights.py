@@ -20,7 +20,7 @@ from zero_memory.app import App
 from zero_memory.capture import budget
 from zero_memory.capture.models import BudgetStatus
 from zero_memory.domain.records import AuditEntry, ChunkStatus, Run
-from zero_memory.judge.base import Purpose
+from zero_memory.judge.question import Purpose
 from zero_memory.store.base import CaptureChunk
 
 WINDOW_DAYS = 30

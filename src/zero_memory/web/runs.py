@@ -1,6 +1,7 @@
 """Hygiene runs as the dashboard shows them: a user's own runs, and what one run did.
 
-Write-triggered runs (one per scanned write) are grouped by day, so they do not bury the cycles.
+Write-triggered runs (one per scanned write, one per same-session refinement) are grouped by day, so they
+do not bury the cycles.
 
 A run over another user's memories answers exactly as a missing one.
 """
@@ -17,10 +18,15 @@ from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Run, RunStatus
 from zero_memory.hygiene.cycle import ON_WRITE
 from zero_memory.hygiene.runs import COUNTS
+from zero_memory.memory.refine import REFINE
+
+# The runs a write starts: its on-write scan, its same-session refinement. Many and small, folded by day.
+WRITE_KINDS = (ON_WRITE, REFINE)
 
 # What a run did to memories and the queue, as its audit rows name it.
 ACTIONS = {
     "hygiene.auto_resolve": "invalidated",
+    REFINE: "invalidated (refined in the same session)",
     "hygiene.link": "linked",
     "queue.raise": "queued",
     "queue.dismiss": "dismissed",
@@ -69,7 +75,7 @@ class RunDetail:
 
 @dataclass(frozen=True, slots=True)
 class RunDay:
-    """The write-triggered runs of one UTC day: many and small, so the Runs page folds them under one line."""
+    """The write-triggered runs (scans, refinements) of one UTC day: many and small, folded under one line."""
 
     day: date
     runs: list[RunView]
@@ -94,8 +100,8 @@ def list_runs(app: App, caller: Caller, *, limit: int = 50, window: int = 1_000)
     day, newest first: each read on its own, so a flood of small write-triggered runs never hides a cycle."""
     with app.store.tx() as tx:
         tx.act_as(caller.uid)
-        cycles = tx.list_runs(owner=caller.uid, limit=limit, not_kind=ON_WRITE)
-        written = tx.list_runs(owner=caller.uid, limit=window, kind=ON_WRITE)
+        cycles = tx.list_runs(owner=caller.uid, limit=limit, not_kinds=WRITE_KINDS)
+        written = tx.list_runs(owner=caller.uid, limit=window, kinds=WRITE_KINDS)
     days: dict[date, list[RunView]] = {}
     for run in written:
         days.setdefault(run.started_at.astimezone(UTC).date(), []).append(RunView(run))

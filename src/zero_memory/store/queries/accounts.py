@@ -118,6 +118,10 @@ class AccountQueries(SqlBase):
         rows = self._query("SELECT scope, user_id, role FROM memberships WHERE user_id = ?", (user_id,))
         return [Membership(r["scope"], r["user_id"], Role(r["role"])) for r in rows]
 
+    def members_of(self, scope: str) -> list[Membership]:
+        rows = self._query("SELECT scope, user_id, role FROM memberships WHERE scope = ? ORDER BY user_id", (scope,))
+        return [Membership(r["scope"], r["user_id"], Role(r["role"])) for r in rows]
+
     def get_session(self, owner: str, session_id: str) -> str | None:
         rows = self._query(
             "SELECT attached_scope FROM sessions WHERE owner = ? AND session_id = ?", (owner, session_id)

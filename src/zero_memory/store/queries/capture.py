@@ -132,6 +132,25 @@ class CaptureQueries(SqlBase):
         )
         return int(rows[0]["n"])
 
+    def owners_put_off(self, *, at: datetime, reason: str, owner: str | None = None) -> list[str]:
+        sql = (
+            "SELECT DISTINCT owner FROM capture_chunks WHERE status = 'pending' AND next_attempt_at > ? "
+            f"AND substr(last_error, 1, {len(reason):d}) = ?"
+        )
+        params: list[Any] = [to_text(at), reason]
+        if owner is not None:
+            sql += " AND owner = ?"
+            params.append(owner)
+        return [r["owner"] for r in self._query(sql + " ORDER BY owner", params)]
+
+    def bring_forward(self, owner: str, *, at: datetime, reason: str) -> int:
+        now = to_text(at)
+        return self._exec(
+            "UPDATE capture_chunks SET next_attempt_at = ?, updated_at = ? WHERE owner = ? AND status = 'pending' "
+            f"AND next_attempt_at > ? AND substr(last_error, 1, {len(reason):d}) = ?",
+            (now, now, owner, now, reason),
+        )
+
     def update_chunk(self, chunk_id: str, at: datetime, **fields: Any) -> None:
         unknown = set(fields) - set(_UPDATABLE)
         if unknown:

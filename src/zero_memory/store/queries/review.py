@@ -126,6 +126,13 @@ class ReviewQueries(SqlBase):
         )
         return changed > 0
 
+    def escalate_dispute(self, dispute_id: str, from_verdict: str, to_verdict: str, run_id: str | None) -> bool:
+        changed = self._exec(
+            "UPDATE disputes SET verdict = ?, run_id = ? WHERE id = ? AND status = 'pending' AND verdict = ?",
+            (to_verdict, run_id, dispute_id, from_verdict),
+        )
+        return changed > 0
+
     # -- judgement cache -------------------------------------------------------------------
 
     def get_judgement(self, pair_key: str, model: str) -> Judgement | None:

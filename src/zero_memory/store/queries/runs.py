@@ -67,11 +67,24 @@ class RunQueries(SqlBase):
         return run_from_row(rows[0]) if rows else None
 
     def list_runs(
-        self, *, owner: str | None = None, limit: int = 50, kind: str | None = None, not_kind: str | None = None
+        self,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        kinds: Collection[str] | None = None,
+        not_kinds: Collection[str] | None = None,
     ) -> list[Run]:
-        conditions = {"owner = ?": owner, "kind = ?": kind, "kind <> ?": not_kind}
-        where = [condition for condition, value in conditions.items() if value is not None]
-        params = [value for value in conditions.values() if value is not None]
+        where: list[str] = []
+        params: list[Any] = []
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)
+        for values, test in ((kinds, "IN"), (not_kinds, "NOT IN")):
+            if values:
+                where.append(f"kind {test} ({marks(len(values))})")
+                params += sorted(values)
+            elif values is not None and test == "IN":
+                where.append("1 = 0")  # no kind asked for: no run
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self._query(f"SELECT * FROM runs {clause} ORDER BY started_at DESC, id DESC LIMIT ?", [*params, limit])
         return [run_from_row(r) for r in rows]
