@@ -41,6 +41,7 @@ class Checker:
         self.target = target
         self._changes: dict[str, Changes | None] = {}
         self._files: dict[str, str | None] = {}
+        self._regions: dict[str, dict[str, symbols.Region]] = {}
         self.files_read = 0
 
     def check_all(self, records: Iterable[AnchorRecord]) -> Iterator[tuple[AnchorRecord, Outcome]]:
@@ -88,7 +89,9 @@ class Checker:
             return None
         if symbol is None:
             return Located(path, None, source)
-        region = symbols.find(path, source, symbol)
+        if path not in self._regions:
+            self._regions[path] = symbols.regions(path, source)  # parsed once, however many anchors it holds
+        region = symbols.pick(self._regions[path], symbol)
         return Located(path, symbol, region.text) if region else None
 
     def _search(self, symbol: str, changes: Changes) -> Located | None:

@@ -94,7 +94,11 @@ def regions(path: str, source: str) -> dict[str, Region]:
 def find(path: str, source: str, symbol: str) -> Region | None:
     """The region of ``symbol`` in the file, by its qualified name, or by its bare name when exactly one
     definition has it (``flush`` finds ``Client.flush`` when no other ``flush`` is defined)."""
-    found = regions(path, source)
+    return pick(regions(path, source), symbol)
+
+
+def pick(found: dict[str, Region], symbol: str) -> Region | None:
+    """``symbol`` among a file's definitions: by qualified name, else by a bare name only one has."""
     if symbol in found:
         return found[symbol]
     tail = [region for name, region in found.items() if name.rsplit(".", 1)[-1] == symbol]
