@@ -455,6 +455,7 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "hook-codex/not-json": (("hook", "codex", "{turn"), REFUSED, "validation_failed: the hook input is not JSON"),
     "capture-list/unknown-status": (("capture", "list", "--status", "open"), USAGE, "Invalid value"),
     "capture-drain/unknown-option": (("capture", "drain", "--all"), USAGE, "No such option"),
+    "capture-log/not-a-number": (("capture", "log", "-n", "lots"), USAGE, "Invalid value"),
     "user-budget-set/not-a-number": (("user", "budget", "set", "lots"), USAGE, "Invalid value"),
     "user-budget-set/unknown-user": (("user", "budget", "set", "10", "--user", "nobody"), REFUSED, "not_found:"),
     "user-budget-show/unknown-user": (("user", "budget", "show", "--user", "nobody"), REFUSED, "not_found:"),

@@ -135,9 +135,13 @@ def test_the_claude_code_hook_sends_only_new_lines_once_and_survives_a_failed_se
         message = {"role": "user", "content": [{"type": "text", "text": "The api's health check is /healthz."}]}
         handle.write(json.dumps({"type": "user", "message": message}) + "\n")
     assert run("user", "budget", "set", "0").exit_code == 0
+    # A spent budget fails no hook: a quiet exit 0, the reason in the hook log, the lines sent next time.
     failed = run("hook", "claude-code", stdin=hook, binary=True)
-    assert failed.exit_code == 1 and failed.stderr.startswith("unavailable: budget_exhausted:")
+    assert (failed.exit_code, failed.stdout, failed.stderr) == (0, "", "")
     assert len(model.requests) == 1
+    logged = run("capture", "log", "-n", "1").stdout
+    assert f"claude-code PreCompact {SESSION[:8]}: not sent, tried again on the next run: unavailable: " in logged
+    assert "budget_exhausted: today's extraction allowance" in logged
 
     assert run("user", "budget", "clear").exit_code == 0
     retried = run("hook", "claude-code", "--json", stdin=hook)
@@ -169,6 +173,54 @@ def test_the_codex_notify_program_sends_each_turn_once(run: Run, model: FakeOpen
     assert len(model.requests) == 1
     other = run("hook", "codex", json.dumps({"type": "approval-requested"}))
     assert other.exit_code == 0 and len(model.requests) == 1
+
+
+def test_a_claude_code_hook_with_nothing_to_send_or_no_way_to_send_it_exits_0_and_says_why_in_the_log(
+    zm_binary: Zm, tmp_path: Path
+) -> None:
+    """Claude Code runs SessionEnd for `claude mcp list` with a transcript path it never wrote: a failing hook
+    there is on the user's screen for nothing. So is one whose database is down: the lines wait for the
+    next run."""
+    written = tmp_path / "written.jsonl"
+    shutil.copy(SAMPLE, written)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    down = {"ZM_DATABASE_URL": "postgresql://zm:hunter2@127.0.0.1:1/zm"}
+    cases = [
+        (tmp_path / "never-written.jsonl", {}, f"nothing sent: no transcript at {tmp_path / 'never-written.jsonl'}"),
+        (empty, {}, f"nothing sent: the transcript {empty} is empty"),
+        (written, down, "not sent, tried again on the next run: unavailable: cannot connect to PostgreSQL"),
+    ]
+    assert zm_binary("capture", "log").stdout.startswith("no hook has run yet (the log is ")
+    for transcript, env, _ in cases:
+        event = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(tmp_path)}
+        done = zm_binary("hook", "claude-code", input=json.dumps({**event, "hook_event_name": "SessionEnd"}), env=env)
+        assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
+    lines = zm_binary("capture", "log").stdout.splitlines()
+    assert len(lines) == 3
+    for line, (_, _, outcome) in zip(lines, cases, strict=True):
+        assert f"Z claude-code SessionEnd {SESSION[:8]}: {outcome}" in line
+    assert "hunter2" not in "".join(lines)
+    assert (tmp_path / "zm-home" / "hooks" / "hooks.log").read_text().splitlines() == lines
+
+
+def test_the_codex_notify_program_with_its_database_down_exits_0_logs_it_and_sends_the_turn_next_time(
+    run: Run, model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    def turn(number: int, words: str) -> str:
+        ids = {"thread-id": "t-1", "turn-id": str(number), "cwd": str(tmp_path / "api")}
+        return json.dumps({"type": "agent-turn-complete", **ids, "input-messages": [words]})
+
+    down = {"ZM_DATABASE_URL": "postgresql://zm@127.0.0.1:1/zm"}
+    done = run("hook", "codex", turn(1, "We ship with make ship."), extra=down, binary=True)
+    assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
+    [line] = run("capture", "log").stdout.splitlines()
+    assert "codex agent-turn-complete t-1: not sent, tried again on the next run: unavailable: cannot connect" in line
+    assert model.requests == []
+
+    assert run("hook", "codex", turn(2, "And the health check is /healthz."), binary=True).exit_code == 0
+    [text] = sent(model)
+    assert "user: We ship with make ship." in text and "user: And the health check is /healthz." in text
 
 
 def test_bad_hook_input_fails_with_one_line(run: Run) -> None:

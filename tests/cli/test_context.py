@@ -85,9 +85,12 @@ def test_the_hook_answers_a_session_start_with_the_briefing(zm: Zm, tmp_path: Pa
     assert output["hookEventName"] == "SessionStart"
     context = output["additionalContext"]
     assert task["id"] in context and "## Open loops" in context
-    assert f'project_hint "{repo}"' in context
+    # One briefing per session, and only promises that hold for the agent's own calls.
+    assert "build_context" not in context and "A remember with no scope writes" not in context
+    assert context.endswith(f'The repository root, for project_hint: "{repo}".')
 
     broken = zm("context", "--hook", input="not json")
     assert broken.exit_code == 0
     said = json.loads(broken.stdout)["hookSpecificOutput"]["additionalContext"]
     assert said.startswith("zero-memory: no briefing")
+    assert "Z claude-code SessionStart: no briefing: Expecting value" in zm("capture", "log").stdout

@@ -32,6 +32,7 @@ from tests.memory.test_ranking import (  # noqa: F401
     test_a_challenged_memory_is_demoted_and_its_surfacings_no_longer_lift_it,
     test_a_closed_loop_leaves_recall_and_a_reopened_one_comes_back_undecayed,
     test_a_memory_served_in_many_sessions_is_boosted_at_most_by_the_cap,
+    test_an_old_episode_that_answers_beats_a_fresh_one_that_shares_a_word,
     test_every_member_s_agent_sessions_reinforce_a_shared_memory_alike_for_each_reader,
     test_many_recalls_in_one_session_count_once,
     test_open_loops_do_not_decay_while_open,

@@ -1,5 +1,6 @@
-"""The ranking rules of recall, through the real services: reinforcement from evidence, challenged
-memories demoted, open loops that do not decay while open."""
+"""The ranking rules of recall, through the real services: relevance first, age and use as bounded
+tie-breakers, reinforcement from evidence, challenged memories demoted, open loops that do not decay while
+open."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
@@ -17,7 +20,15 @@ from zero_memory.conflicts.challenge import challenge
 from zero_memory.domain.memory import Kind, Memory, Status, age_factor, decay
 from zero_memory.domain.records import Channel
 from zero_memory.memory.lifecycle import close_loop, restore_memory
-from zero_memory.memory.recall import REINFORCEMENT_CAP, recall, reinforcement
+from zero_memory.memory.recall import (
+    RECENCY_BONUS,
+    REINFORCEMENT_BONUS,
+    REINFORCEMENT_CAP,
+    recall,
+    reinforcement,
+    score,
+    use_bonus,
+)
 from zero_memory.store import system_tx
 from zero_memory.web.browse import browse
 
@@ -66,16 +77,16 @@ def test_a_memory_served_in_many_sessions_is_boosted_at_most_by_the_cap(ranked: 
     fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
     unused = score_of(ranked, fact.id)
     served_in_sessions(ranked, 60)
-    assert score_of(ranked, fact.id) == pytest.approx(unused * REINFORCEMENT_CAP, rel=1e-4)
+    assert score_of(ranked, fact.id) == pytest.approx(unused + REINFORCEMENT_BONUS, rel=1e-4)
 
 
 def test_many_recalls_in_one_session_count_once(ranked: App, alice: Caller) -> None:
     fact = write(ranked, alice, "The staging cluster runs Kubernetes 1.31")
     unused = score_of(ranked, fact.id)
     served_in_sessions(ranked, 1, calls_each=5)
-    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(1), rel=1e-4)
+    assert score_of(ranked, fact.id) == pytest.approx(unused + use_bonus(1), rel=1e-4)
     served_in_sessions(ranked, 2, calls_each=3)  # session-0 again, and session-1
-    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(2), rel=1e-4)
+    assert score_of(ranked, fact.id) == pytest.approx(unused + use_bonus(2), rel=1e-4)
 
 
 def test_every_member_s_agent_sessions_reinforce_a_shared_memory_alike_for_each_reader(ranked: App) -> None:
@@ -94,9 +105,9 @@ def test_every_member_s_agent_sessions_reinforce_a_shared_memory_alike_for_each_
     for n in range(3):
         recall(ranked, Caller("bob", client="agent", session_id=f"bob-{n}"), QUERY, scopes_arg=["*"])
     served_in_sessions(ranked, 2)
-    assert score_of(ranked, fact.id) == pytest.approx(unused * reinforcement(5), rel=1e-4)
+    assert score_of(ranked, fact.id) == pytest.approx(unused + use_bonus(5), rel=1e-4)
     bob_sees = recall(ranked, Caller("bob", client="probe"), QUERY, scopes_arg=["*"], channel=None).hits
-    assert next(h.score for h in bob_sees if h.id == fact.id) == pytest.approx(unused * reinforcement(5), rel=1e-4)
+    assert next(h.score for h in bob_sees if h.id == fact.id) == pytest.approx(unused + use_bonus(5), rel=1e-4)
 
 
 def test_the_dashboard_the_cli_channel_and_benchmarks_never_reinforce(ranked: App, alice: Caller) -> None:
@@ -134,7 +145,8 @@ def test_open_loops_do_not_decay_while_open(ranked: App, alice: Caller, clock: C
     clock.now += timedelta(days=200)
     assert score_of(ranked, task.id) == pytest.approx(fresh[task.id], rel=1e-6)
     assert score_of(ranked, question.id) == pytest.approx(fresh[question.id], rel=1e-6)
-    assert score_of(ranked, fact.id) == pytest.approx(fresh[fact.id] * decay(Kind.FACT, 200), rel=1e-4)
+    aged = fresh[fact.id] - RECENCY_BONUS * (1 - decay(Kind.FACT, 200))
+    assert score_of(ranked, fact.id) == pytest.approx(aged, rel=1e-4)
 
 
 def test_a_closed_loop_leaves_recall_and_a_reopened_one_comes_back_undecayed(
@@ -150,13 +162,13 @@ def test_a_closed_loop_leaves_recall_and_a_reopened_one_comes_back_undecayed(
     assert score_of(ranked, task.id) == pytest.approx(fresh, rel=1e-6)
 
 
-def test_a_closed_loop_decays_by_its_kind() -> None:
+def a_memory(kind: Kind) -> Memory:
     now = utcnow()
-    loop = Memory(
+    return Memory(
         id="mem_t",
         owner="a",
         scope="user.a",
-        kind=Kind.TASK,
+        kind=kind,
         content="x",
         author_kind="agent",  # type: ignore[arg-type]
         agent_name="t",
@@ -165,6 +177,48 @@ def test_a_closed_loop_decays_by_its_kind() -> None:
         created_at=now,
         updated_at=now,
     )
+
+
+def test_a_closed_loop_decays_by_its_kind() -> None:
+    loop = a_memory(Kind.TASK)
     assert age_factor(loop, 28) == 1.0
     closed = dataclasses.replace(loop, status=Status.INVALIDATED)
     assert age_factor(closed, 28) == pytest.approx(0.25)
+
+
+MARGIN = RECENCY_BONUS + REINFORCEMENT_BONUS
+relevances = st.floats(min_value=0.0, max_value=1.7 - MARGIN - 1e-6)
+kinds = st.sampled_from(list(Kind))
+ages = st.floats(min_value=0.0, max_value=20 * 365)
+sessions = st.integers(min_value=0, max_value=1_000)
+
+
+@given(relevances, st.floats(min_value=MARGIN + 1e-6, max_value=1.7), kinds, kinds, ages, ages, sessions, sessions)
+def test_age_kind_and_use_never_put_a_clearly_less_relevant_memory_first(
+    low: float, gap: float, kind_a: Kind, kind_b: Kind, age_a: float, age_b: float, used_a: int, used_b: int
+) -> None:
+    """A memory more relevant by more than the two bonuses stays first, whatever the kinds, ages and uses."""
+    high = low + gap
+    assert score(high, a_memory(kind_a), age_a, used_a, False) > score(low, a_memory(kind_b), age_b, used_b, False)
+
+
+@given(relevances, st.sampled_from([Kind.EPISODE, Kind.FACT, Kind.DECISION]), st.floats(0, 365), st.floats(1, 365))
+def test_of_two_equally_relevant_memories_of_a_kind_the_newer_comes_first(
+    relevance: float, kind: Kind, age: float, older_by: float
+) -> None:
+    """Within a year or two, while the decay has not yet worn the bonus down to nothing."""
+    memory = a_memory(kind)
+    assert score(relevance, memory, age, 0, False) > score(relevance, memory, age + older_by, 0, False)
+
+
+def test_an_old_episode_that_answers_beats_a_fresh_one_that_shares_a_word(
+    ranked: App, alice: Caller, clock: Clock
+) -> None:
+    """Eight months (eight episode half-lives) once weighed an exact answer at 0.004 of a fresh text."""
+    answer = write(
+        ranked, alice, "Maya: I ran my first half marathon in Lisbon, finished in 1 hour 52 minutes!", kind="episode"
+    )
+    clock.now += timedelta(days=240)
+    fresh = write(ranked, alice, "Jonas: Lisbon was sunny today, we walked by the river.", kind="episode")
+    hits = recall(ranked, alice, "When did Maya run the half marathon in Lisbon?", scopes_arg=["*"], channel=None).hits
+    assert [h.id for h in hits][:2] == [answer.id, fresh.id]

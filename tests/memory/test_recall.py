@@ -14,7 +14,7 @@ from zero_memory.app import App
 from zero_memory.clock import utcnow
 from zero_memory.domain.memory import Kind, Memory, Status
 from zero_memory.domain.records import Channel
-from zero_memory.memory.recall import recall, relevance, score
+from zero_memory.memory.recall import RECENCY_BONUS, recall, relevance, score
 from zero_memory.store import system_tx
 
 
@@ -90,10 +90,12 @@ def test_open_tasks_never_decay_and_episodes_decay_faster_than_decisions() -> No
         updated_at=now,
     )
     task = replace(episode, id="k", kind=Kind.TASK)
-    assert score(1.0, task, 60, 0, False) == pytest.approx(1.0)  # a live task is open: it stays in sight
-    assert score(1.0, replace(task, status=Status.INVALIDATED), 28, 0, False) == pytest.approx(0.25)  # closed: 14 days
-    assert score(1.0, episode, 60, 0, False) == pytest.approx(0.25)
-    assert score(1.0, decision, 60, 0, False) > 0.98
+    # Age only moves the recency bonus (all of it when new), never the relevance (here 1.0).
+    assert score(1.0, task, 60, 0, False) == pytest.approx(1.0 + RECENCY_BONUS)  # a live task is open: in sight
+    closed = replace(task, status=Status.INVALIDATED)
+    assert score(1.0, closed, 28, 0, False) == pytest.approx(1.0 + 0.25 * RECENCY_BONUS)  # closed: 14 days
+    assert score(1.0, episode, 60, 0, False) == pytest.approx(1.0 + 0.25 * RECENCY_BONUS)
+    assert score(1.0, decision, 60, 0, False) > 1.0 + 0.98 * RECENCY_BONUS
 
 
 def test_the_default_read_set_is_the_project_plus_personal_and_core(app: App) -> None:

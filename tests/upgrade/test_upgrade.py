@@ -1,43 +1,68 @@
-"""A database written by release 0.1.0 (tests/upgrade/fixtures) opened by this code, on both stores.
+"""A database written at every schema level that landed (tests/upgrade/fixtures) opened by this code, on both stores.
 
-The fixtures were written by ``make_fixtures.py`` at the 0.1.0 schema and are
-never regenerated: this code migrates them, then recalls from them through
-``zm`` as a subprocess.
+Each fixture was written by ``make_fixtures.py`` with the code of its level
+and is never regenerated: this code checks it (``zm db migrate --check``),
+migrates it (``zm db migrate`` as a subprocess), then reads and writes it
+through ``zm``. The cases are one per fixture file found, so a new level's
+fixtures are tested as soon as they are added.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-import shutil
 import sqlite3
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.cli.harness import Zm
-from tests.pg import pg_bin
-from tests.upgrade.make_fixtures import RELEASE
+from tests.pg import PgServer, pg_bin
+from tests.upgrade.populate import DISPUTED, FORGOTTEN
 from zero_memory.store import migrations
 
 FIXTURES = Path(__file__).parent / "fixtures"
-RELEASE_MIGRATIONS = {"0001_init.sql", "0002_passes.sql"}
+SUFFIXES = {"sqlite": ".sqlite.gz", "postgres": ".postgres.sql.gz"}
 
 
-def load_sqlite_fixture(tmp_path: Path) -> str:
+def fixtures(backend: str) -> list[Path]:
+    return sorted(FIXTURES.glob(f"schema-*{SUFFIXES[backend]}"))
+
+
+def level_of(fixture: Path) -> str:
+    return fixture.name.removeprefix("schema-")[:4]
+
+
+CASES = [pytest.param((b, f), id=f"{b}-{level_of(f)}") for b in SUFFIXES for f in fixtures(b)]
+
+
+@dataclass(frozen=True)
+class Old:
+    """A fixture loaded into a database of the test's own: ``url`` as the server uses it, ``admin`` past
+    row-level security (the same for SQLite)."""
+
+    backend: str
+    level: str
+    url: str
+    admin: str
+
+
+def load_sqlite_fixture(fixture: Path, tmp_path: Path) -> str:
     path = tmp_path / "old.sqlite"
-    shutil.copyfile(FIXTURES / f"release-{RELEASE}.sqlite", path)
+    path.write_bytes(gzip.decompress(fixture.read_bytes()))
     return f"sqlite:///{path}"
 
 
-def load_postgres_fixture(url: str) -> str:
+def load_postgres_fixture(fixture: Path, url: str) -> str:
     """Load the dump as the servers' role, which then owns the tables, as in an installation it created.
 
     The database has pgvector already (made by an administrator, docs/deployment.md), so the
     dump's comment on the extension, which only its owner may write, is left out.
     """
-    dump = (FIXTURES / f"release-{RELEASE}.postgres.sql").read_text(encoding="utf-8")
+    dump = gzip.decompress(fixture.read_bytes()).decode("utf-8")
     script = "".join(line for line in dump.splitlines(keepends=True) if not line.startswith("COMMENT ON EXTENSION"))
     subprocess.run(
         [str(pg_bin("psql")), "--quiet", "-v", "ON_ERROR_STOP=1", "--file", "-", url],
@@ -49,80 +74,120 @@ def load_postgres_fixture(url: str) -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def old_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return load_sqlite_fixture(tmp_path)
-    return load_postgres_fixture(request.getfixturevalue("pg_url"))
+@pytest.fixture(params=CASES)
+def old(request: pytest.FixtureRequest, tmp_path: Path) -> Old:
+    backend, fixture = request.param
+    if backend == "sqlite":
+        url = load_sqlite_fixture(fixture, tmp_path)
+        return Old(backend, level_of(fixture), url, url)
+    server: PgServer = request.getfixturevalue("pg_server")
+    url = load_postgres_fixture(fixture, server.fresh_url())
+    return Old(backend, level_of(fixture), url, server.as_admin(url))
+
+
+def query(url: str, sql: str) -> list[tuple[object, ...]]:
+    if url.startswith("sqlite:"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return conn.execute(sql).fetchall()
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql).fetchall()
 
 
 def applied_versions(url: str) -> list[str]:
-    if url.startswith("sqlite:"):
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            return [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY version")]
-    with psycopg.connect(url) as conn:
-        return [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY version")]
+    return [str(r[0]) for r in query(url, "SELECT name FROM schema_migrations ORDER BY version")]
 
 
-def test_the_fixtures_are_at_the_release_schema(old_url: str) -> None:
-    assert set(applied_versions(old_url)) == RELEASE_MIGRATIONS
+# The levels that had landed when the fixtures were first written for each: a later level adds its files.
+LANDED = {
+    "sqlite": ["0001", "0002", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0012", "0013", "0014", "0017"],
+    "postgres": [
+        *("0001", "0002", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012"),
+        *("0014", "0015", "0017", "0018", "0019", "0020"),
+    ],
+}
 
 
-def test_check_lists_what_would_change_and_changes_nothing(zm: Zm, old_url: str, tmp_path: Path) -> None:
-    backend = "sqlite" if old_url.startswith("sqlite:") else "postgres"
-    newer = [name for _, name, _ in migrations.scripts(backend) if name not in RELEASE_MIGRATIONS]
-    before = fingerprint(old_url)
-    checked = zm("db", "migrate", "--check", "--json", env={"ZM_DATABASE_URL": old_url})
+@pytest.mark.parametrize("backend", list(SUFFIXES))
+def test_every_level_that_landed_has_its_fixture(backend: str) -> None:
+    """Named by the newest migration its level added."""
+    assert set(LANDED[backend]) <= {level_of(f) for f in fixtures(backend)}
+
+
+def test_check_reports_the_level_and_changes_nothing(zm: Zm, old: Old) -> None:
+    applied = set(applied_versions(old.admin))
+    # The fixture is at its level: it applied the migration it is named by, and none this code lacks.
+    assert any(name.startswith(f"{old.level}_") for name in applied), applied
+    assert applied <= {name for _, name, _ in migrations.scripts(old.backend)}
+    newer = [name for _, name, _ in migrations.scripts(old.backend) if name not in applied]
+    before = fingerprint(old.admin)
+    checked = zm("db", "migrate", "--check", "--json", env={"ZM_DATABASE_URL": old.url}, binary=True)
     assert checked.exit_code == 0, checked.stderr
-    assert checked.json() == {"pending": newer, "backend": backend}
-    text = zm("db", "migrate", "--check", env={"ZM_DATABASE_URL": old_url})
-    assert text.stdout.strip() == f"{backend}: " + (f"would apply {', '.join(newer)}" if newer else "up to date")
-    assert fingerprint(old_url) == before
-    assert set(applied_versions(old_url)) == RELEASE_MIGRATIONS
+    assert checked.json() == {"pending": newer, "backend": old.backend}
+    text = zm("db", "migrate", "--check", env={"ZM_DATABASE_URL": old.url})
+    assert text.stdout.strip() == f"{old.backend}: " + (f"would apply {', '.join(newer)}" if newer else "up to date")
+    assert fingerprint(old.admin) == before
+    assert set(applied_versions(old.admin)) == applied
 
 
-def test_the_next_release_migrates_the_old_database_and_recalls_from_it(zm: Zm, old_url: str) -> None:
-    env = {"ZM_DATABASE_URL": old_url}
+def test_this_code_migrates_the_old_database_then_reads_and_writes_it(zm: Zm, old: Old) -> None:
+    env = {"ZM_DATABASE_URL": old.url}
+    audit = query(old.admin, "SELECT seq, action, memory_ids FROM audit ORDER BY seq")
+    queue = query(old.admin, "SELECT id, verdict, status, memory_a, memory_b FROM disputes ORDER BY id")
+    before = set(applied_versions(old.admin))
     migrated = zm("db", "migrate", "--json", env=env, binary=True)
     assert migrated.exit_code == 0, migrated.stderr
-    backend = "sqlite" if old_url.startswith("sqlite:") else "postgres"
-    assert applied_versions(old_url) == [name for _, name, _ in migrations.scripts(backend)]
+    assert applied_versions(old.admin) == [name for _, name, _ in migrations.scripts(old.backend)]
     assert zm("db", "migrate", "--check", "--json", env=env).json()["pending"] == []
-    if backend == "postgres":
+    if old.backend == "postgres" and "0011_fulltext_words.sql" not in before:
         # Migrations after 0009 see every row past row-level security: 0011 analyzed the memories it found.
-        with psycopg.connect(old_url) as conn:
-            analyzed = conn.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'memories'")
-            assert analyzed.fetchone()[0] is not None
-    alice = zm(
-        "recall", "which port does staging use", "--scope", "*", "--json", env={**env, "ZM_USER": "alice"}, binary=True
-    )
-    assert alice.exit_code == 0, alice.stderr
-    contents = [h["content"] for h in alice.json()["hits"]]
-    assert contents[0] == "The staging database runs on port 6543"
-    assert "Bob prefers tabs in Makefiles only" not in contents
-    bob = zm("recall", "numpy version pin", "--scope", "*", "--json", env={**env, "ZM_USER": "bob"})
-    assert bob.exit_code == 0, bob.stderr
-    bob_contents = [h["content"] for h in bob.json()["hits"]]
-    assert bob_contents[0] == "We pin numpy below 3 until the vector index is ported"
-    assert "The staging database runs on port 6543" not in bob_contents
+        assert query(old.admin, "SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'memories'")[0][0]
+    # The audit trail and the review queue as they were.
+    assert audit and query(old.admin, "SELECT seq, action, memory_ids FROM audit ORDER BY seq")[: len(audit)] == audit
+    assert query(old.admin, "SELECT id, verdict, status, memory_a, memory_b FROM disputes ORDER BY id") == queue
+    if queue:
+        listed = zm("conflicts", "list", "--json", env={**env, "ZM_USER": "alice"})
+        assert listed.exit_code == 0, listed.stderr
+        pairs = [{row["memory_a"]["content"], row["memory_b"]["content"]} for row in listed.json()["conflicts"]]
+        assert pairs == [set(DISPUTED)]
+    alice = recall(zm, env, "alice", "which port does staging use")
+    assert alice[0] == "The staging database runs on port 6543"
+    assert "Bob prefers tabs in Makefiles only" not in alice
+    bob = recall(zm, env, "bob", "numpy version pin")
+    assert bob[0] == "We pin numpy below 3 until the vector index is ported"
+    assert "The staging database runs on port 6543" not in bob
     # Forgotten before the upgrade, still forgotten after it.
-    assert "Rotate the backup encryption key" not in [
-        h["content"]
-        for h in zm("recall", "backup key rotation", "--scope", "*", "--json", env={**env, "ZM_USER": "alice"}).json()[
-            "hits"
-        ]
-    ]
+    assert FORGOTTEN not in recall(zm, env, "alice", "backup key rotation")
+    wrote = zm(
+        "remember", "The upgrade kept every memory", "--kind", "fact", "--scope", "personal", "--json",
+        env={**env, "ZM_USER": "bob"},
+    )  # fmt: skip
+    assert wrote.exit_code == 0, wrote.stderr
+    assert recall(zm, env, "bob", "did the upgrade keep the memories")[0] == "The upgrade kept every memory"
 
 
-def test_a_database_newer_than_the_code_is_refused(zm: Zm, old_url: str) -> None:
-    record_future_migration(old_url)
-    env = {"ZM_DATABASE_URL": old_url, "ZM_USER": "alice"}
+def recall(zm: Zm, env: dict[str, str], user: str, text: str) -> list[str]:
+    found = zm("recall", text, "--scope", "*", "--json", env={**env, "ZM_USER": user})
+    assert found.exit_code == 0, found.stderr
+    return [hit["content"] for hit in found.json()["hits"]]
+
+
+@pytest.mark.parametrize("backend", list(SUFFIXES))
+def test_a_database_newer_than_the_code_is_refused(zm: Zm, backend: str, request: pytest.FixtureRequest) -> None:
+    fixture = fixtures(backend)[0]
+    if backend == "sqlite":
+        url = admin = load_sqlite_fixture(fixture, request.getfixturevalue("tmp_path"))
+    else:
+        server: PgServer = request.getfixturevalue("pg_server")
+        url = load_postgres_fixture(fixture, server.fresh_url())
+        admin = server.as_admin(url)
+    record_future_migration(admin)
+    env = {"ZM_DATABASE_URL": url, "ZM_USER": "alice"}
     for args in (("db", "migrate"), ("db", "migrate", "--check"), ("recall", "anything")):
         refused = zm(*args, env=env, binary=True)
         assert refused.exit_code == 1, args
         assert refused.stderr.startswith("conflict: the database was migrated by a newer zero-memory"), refused.stderr
         assert "9999_from_the_future.sql" in refused.stderr and "downgrading is not supported" in refused.stderr
-    assert "9999_from_the_future.sql" in applied_versions(old_url)
+    assert "9999_from_the_future.sql" in applied_versions(admin)
 
 
 def record_future_migration(url: str) -> None:

@@ -57,7 +57,23 @@ MAX_READ_BYTES = 32 * 1024 * 1024
 
 
 def state_dir(app: App) -> Path:
-    return Path(app.settings.home) / "hooks"
+    return states_in(app.settings.home)
+
+
+def states_in(home: str | Path) -> Path:
+    return Path(home) / "hooks"
+
+
+def nothing_to_read(payload: Mapping[str, Any]) -> str | None:
+    """Why a Claude Code hook run has nothing to send, found before any store is opened: Claude Code runs
+    SessionEnd for sessions that never wrote their transcript (``claude mcp list``)."""
+    _text(payload, "session_id")
+    transcript = Path(_text(payload, "transcript_path")).expanduser()
+    if not transcript.is_file():
+        return f"no transcript at {transcript} (a session that never wrote one, e.g. claude mcp list)"
+    if transcript.stat().st_size == 0:
+        return f"the transcript {transcript} is empty"
+    return None
 
 
 def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
@@ -85,25 +101,47 @@ def claude_code(app: App, caller: Caller, payload: Mapping[str, Any], states: Pa
         return report.model_copy(update={"offset": offset + len(complete)})
 
 
-def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
-    """Send one finished Codex turn, with any earlier turn whose send failed."""
+def check_codex(payload: Mapping[str, Any]) -> None:
+    """Refuse a notification that is not a finished turn of a known thread."""
     if payload.get("type") != "agent-turn-complete":
         raise errors.validation(f"type: expected agent-turn-complete, got {str(payload.get('type'))[:40]!r}")
+    _text(payload, "thread-id")
+    _text(payload, "turn-id")
+
+
+def keep_codex_turn(payload: Mapping[str, Any], states: Path) -> None:
+    """Save a finished Codex turn as pending, before any store is opened: a run that cannot send it (the
+    database down) leaves it for the next turn's run, which sends it first."""
+    check_codex(payload)
+    with _state(states, CODEX, _text(payload, "thread-id")) as state:
+        _pending(state, payload)
+
+
+def codex(app: App, caller: Caller, payload: Mapping[str, Any], states: Path) -> HookReport:
+    """Send one finished Codex turn, with any earlier turn whose send failed."""
+    check_codex(payload)
     session = _text(payload, "thread-id")
-    turn_id = _text(payload, "turn-id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     with _state(states, CODEX, session) as state:
         sent: list[str] = list(state.get("sent", []))
-        pending: list[dict[str, Any]] = list(state.get("pending", []))
-        if turn_id not in sent and all(p["turn"] != turn_id for p in pending):
-            pending.append({"turn": turn_id, "turns": [[t.role, t.text] for t in codex_turns(payload)]})
-            state["pending"] = pending
+        pending = _pending(state, payload)
         turns = [Turn(role, text) for p in pending for role, text in p["turns"]]
         # Saved before sending: a failed send leaves this turn pending for the next one.
         _save(states, CODEX, session, state)
         report = _send(app, caller, turns, session=session, client=CODEX, project_hint=cwd)
         state.update(sent=[*sent, *(p["turn"] for p in pending)][-SENT_TURNS_KEPT:], pending=[])
         return report
+
+
+def _pending(state: dict[str, Any], payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The turns still to send, this one added unless it was sent or kept already."""
+    turn_id = _text(payload, "turn-id")
+    sent: list[str] = list(state.get("sent", []))
+    pending: list[dict[str, Any]] = list(state.get("pending", []))
+    if turn_id not in sent and all(p["turn"] != turn_id for p in pending):
+        pending.append({"turn": turn_id, "turns": [[t.role, t.text] for t in codex_turns(payload)]})
+        state["pending"] = pending
+    return pending
 
 
 def _send(

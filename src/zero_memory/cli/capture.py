@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from zero_memory import errors
-from zero_memory.capture import hooks
+from zero_memory.capture import hook_log, hooks
 from zero_memory.capture.extract import drain
 from zero_memory.capture.ingest import ingest_text
 from zero_memory.capture.models import ChunkView, HookReport, IngestResult
 from zero_memory.capture.views import chunk_views, chunks_by_id
-from zero_memory.cli.common import JsonOption, app, console, err_console, handles_errors, local_caller, print_json
+from zero_memory.cli.client_config import redact
+from zero_memory.cli.common import (
+    JsonOption,
+    app,
+    console,
+    err_console,
+    handles_errors,
+    local_caller,
+    print_json,
+    settings,
+)
+from zero_memory.clock import utcnow
 from zero_memory.domain.records import ChunkStatus
 
 MAX_HOOK_INPUT = 1_000_000
@@ -80,11 +94,17 @@ def ingest_command(
 @hook_group.command("claude-code")
 @handles_errors
 def hook_claude_code(json_out: bool = JsonOption) -> None:
-    """Claude Code hook (SessionEnd, PreCompact, Stop): reads the hook JSON on stdin, sends the new lines."""
+    """Claude Code hook (SessionEnd, PreCompact, Stop): reads the hook JSON on stdin, sends the new lines.
+    Nothing to send, or no way to send it now, is a quiet exit 0 with a line in `zm capture log`."""
     payload = _payload(sys.stdin.read(MAX_HOOK_INPUT + 1))
-    application = app()
-    report = hooks.claude_code(application, local_caller(hooks.CLAUDE_CODE), payload, hooks.state_dir(application))
-    _report(report, json_out)
+    skipped = hooks.nothing_to_read(payload)  # bad input is refused here, before the quiet part
+    with _quietly(hooks.CLAUDE_CODE, payload, "session_id", "hook_event_name", json_out) as run:
+        if skipped is not None:
+            run.outcome = f"nothing sent: {skipped}"
+            return
+        application = app()
+        states = hooks.state_dir(application)
+        run.report = hooks.claude_code(application, local_caller(hooks.CLAUDE_CODE), payload, states)
 
 
 @hook_group.command("codex")
@@ -95,13 +115,70 @@ def hook_codex(
     ] = None,
     json_out: bool = JsonOption,
 ) -> None:
-    """Codex notify program (notify = ["zm", "hook", "codex"]): sends each finished turn."""
+    """Codex notify program (notify = ["zm", "hook", "codex"]): sends each finished turn. No way to send it
+    now is a quiet exit 0 with a line in `zm capture log`."""
     payload = _payload(notification if notification is not None else sys.stdin.read(MAX_HOOK_INPUT + 1))
     if payload.get("type") != "agent-turn-complete":
         return  # other notifications carry no words
-    application = app()
-    report = hooks.codex(application, local_caller(hooks.CODEX), payload, hooks.state_dir(application))
-    _report(report, json_out)
+    hooks.keep_codex_turn(payload, hooks.states_in(settings().home))
+    with _quietly(hooks.CODEX, payload, "thread-id", "type", json_out) as run:
+        application = app()
+        run.report = hooks.codex(application, local_caller(hooks.CODEX), payload, hooks.state_dir(application))
+
+
+@capture_group.command("log")
+@handles_errors
+def log_command(
+    lines: Annotated[int, typer.Option("--lines", "-n", help="The newest this many lines.", min=1)] = 20,
+) -> None:
+    """What the capture hooks did on their last runs, oldest first: sent, nothing to send, or why not now."""
+    home = settings().home
+    found = hook_log.tail(home, lines)
+    if not found:
+        console.print(f"no hook has run yet (the log is {hook_log.path(home)})", highlight=False, markup=False)
+    for line in found:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+@dataclass
+class _Run:
+    report: HookReport | None = None
+    outcome: str = ""
+
+
+@contextmanager
+def _quietly(client: str, payload: dict[str, Any], session_key: str, event_key: str, json_out: bool) -> Iterator[_Run]:
+    """Run a hook's body so that it never fails the client for what is not a defect: a refusal or an error
+    that reaches here (the database or the model down, today's budget spent, a full queue) becomes a line
+    in the hook log and exit 0; what the run sent is logged too. Bad hook input was refused before."""
+    run = _Run()
+    try:
+        yield run
+    except (errors.ZMError, OSError) as error:
+        run.outcome = f"not sent, tried again on the next run: {redact(str(error).splitlines()[0])}"
+    if run.report is not None:
+        run.outcome = _sent(run.report)
+    session, event = payload.get(session_key), payload.get(event_key)
+    hook_log.append(
+        settings().home,
+        hook_log.line(
+            utcnow(),
+            client,
+            event if isinstance(event, str) else "hook",
+            session if isinstance(session, str) else None,
+            run.outcome,
+        ),
+    )
+    if json_out:
+        print_json(run.report if run.report is not None else {"outcome": run.outcome})
+    elif run.report is not None:
+        # stderr: a client may read a hook's stdout as instructions.
+        err_console.print(f"zm: {run.outcome}", highlight=False, markup=False)
+
+
+def _sent(report: HookReport) -> str:
+    withheld = f", {report.withheld_turns} left out (credential)" if report.withheld_turns else ""
+    return f"sent {report.turns} turn(s), {report.chars:,} characters, in {len(report.chunks)} chunk(s){withheld}"
 
 
 @capture_group.command("list")
@@ -144,19 +221,6 @@ def _payload(raw: str) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise errors.validation("the hook input is not a JSON object")
     return payload
-
-
-def _report(report: HookReport, json_out: bool) -> None:
-    if json_out:
-        print_json(report)
-        return
-    withheld = f", {report.withheld_turns} left out (credential)" if report.withheld_turns else ""
-    # stderr: a client may read a hook's stdout as instructions.
-    err_console.print(
-        f"zm: sent {report.turns} turn(s), {report.chars:,} characters, in {len(report.chunks)} chunk(s){withheld}",
-        highlight=False,
-        markup=False,
-    )
 
 
 def _final(results: list[IngestResult]) -> list[ChunkView]:

@@ -5,15 +5,18 @@ entry for ``zm mcp``, for Claude Code hooks, and with capture on the program
 that sends each session's conversation to ``zm hook`` (docs/capture.md). An entry is applied to the
 parsed file (a JSON object, or a TOML document that keeps the user's comments
 and layout) as a pure step that reports whether it added, updated or left it
-as it was; nothing else in the file is touched, and applying twice changes
-nothing the second time.
+as it was, and which keys it added, changed or removed (``config_merge``): the
+keys the user added inside our entry are kept, nothing else in the file is
+touched, and applying twice changes nothing the second time.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any, Literal
 import tomlkit
 
 from zero_memory import errors
+from zero_memory.cli.config_merge import Edit, dropping, merge, plain
 
 SERVER_NAME = "zero-memory"
 # Settings that locate the data and the user: a client starts ``zm mcp`` with an environment of its own.
@@ -34,9 +38,39 @@ CAPTURE_TIMEOUT_S = 120
 """A capture hook waits for its extraction; a client that stops it sooner leaves the chunk to ``zm serve``."""
 CAPTURE_EVENTS = ("PreCompact", "SessionEnd")
 CODEX_HOOK = ("hook", "codex")
+BRIEFING_MATCHER = "startup|clear|compact"
+"""The SessionStart sources that begin work with an empty or summarised context. Not ``resume``: a resumed
+conversation still holds its briefing, and a second one would repeat it."""
+
+# Settings of an HTTP server: Codex refuses them beside ``command`` ("url is not supported for stdio"); in a
+# JSON client they would describe another transport than the ``command`` we write.
+CODEX_HTTP_KEYS = dropping(
+    (
+        "url",
+        "bearer_token",
+        "bearer_token_env_var",
+        "http_headers",
+        "env_http_headers",
+        "oauth_resource",
+        "client_id",
+        "client_secret_env_var",
+    ),
+    "an HTTP setting; Codex refuses it in a stdio server",
+)
+JSON_HTTP_KEYS = dropping(("url", "headers", "headersHelper", "oauth"), "an HTTP setting; this entry runs zm mcp")
 
 Change = Literal["added", "updated", "unchanged"]
 Document = MutableMapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What applying an entry did: the entry as a whole, and key by key."""
+
+    change: Change
+    edits: tuple[Edit, ...] = ()
+    kept: tuple[str, ...] = ()
+    """The user's own keys inside our entry, kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +91,13 @@ class ServerEntry:
     file: str
     keys: tuple[str, ...]
     value: dict[str, Any]
+    drop: dict[str, str] = field(default_factory=dict)
+    """Keys removed from an entry the user edited, each with why: another transport's settings."""
 
     def describe(self) -> str:
         return ".".join(self.keys)
 
-    def apply(self, document: Document) -> Change:
+    def apply(self, document: Document) -> Outcome:
         parent = document
         for key in self.keys[:-1]:
             if key not in parent:
@@ -71,41 +107,97 @@ class ServerEntry:
                 raise errors.validation(f"{self.file}: {key} is not a table or object; fix it by hand first")
         name = self.keys[-1]
         current = parent.get(name)
-        if current is not None and _plain(current) == self.value:
-            return "unchanged"
-        parent[name] = self.value
-        return "updated" if current is not None else "added"
+        if current is None:
+            parent[name] = self.value
+            return Outcome("added")
+        if not isinstance(current, MutableMapping):
+            parent[name] = self.value
+            return Outcome("updated", (Edit("changed", name, "was not a table or object"),))
+        merged = merge(current, self.value, drop=self.drop)
+        return Outcome("updated" if merged.edits else "unchanged", merged.edits, merged.kept)
 
 
 @dataclass(frozen=True, slots=True)
 class HookEntry:
-    """A Claude Code command hook for one event; ours is recognised by ``marker`` in its command."""
+    """A Claude Code command hook for one event; ours is recognised by ``marker`` in its command. With a
+    ``matcher``, our hook sits in a group of its own that carries it (a matcher applies to a whole group)."""
 
     file: str
     event: str
     command: str
     marker: str
     timeout: int = HOOK_TIMEOUT_S
+    matcher: str | None = None
 
     def describe(self) -> str:
         return f"hooks.{self.event}: {self.marker}"
 
-    def apply(self, document: Document) -> Change:
+    def apply(self, document: Document) -> Outcome:
         hooks = document.setdefault("hooks", {})
         if not isinstance(hooks, MutableMapping):
             raise errors.validation(f"{self.file}: hooks is not an object; fix it by hand first")
         groups = hooks.setdefault(self.event, [])
         if not isinstance(groups, list):
             raise errors.validation(f"{self.file}: hooks.{self.event} is not a list; fix it by hand first")
-        for group in groups:
-            for hook in group.get("hooks", []) if isinstance(group, dict) else []:
-                if isinstance(hook, dict) and self.marker in str(hook.get("command", "")):
-                    if (hook.get("command"), hook.get("timeout")) == (self.command, self.timeout):
-                        return "unchanged"
-                    hook["command"], hook["timeout"] = self.command, self.timeout
-                    return "updated"
-        groups.append({"hooks": [{"type": "command", "command": self.command, "timeout": self.timeout}]})
-        return "added"
+        ours = {"type": "command", "command": self.command, "timeout": self.timeout}
+        found = [(g, h) for g in groups if isinstance(g, dict) for h in _ours(g, self.marker)]
+        if not found:
+            groups.append(self._group(ours))
+            return Outcome("added")
+        group, hook = found[0]
+        command, theirs = _keep_their_env(str(hook.get("command", "")), self.command)
+        merged = merge(hook, {**ours, "command": command})
+        edits = list(merged.edits)
+        for extra_group, extra in found[1:]:
+            _remove(extra_group["hooks"], extra)
+            edits.append(Edit("removed", "a second copy of this hook"))
+        if self.matcher is not None and group.get("matcher") != self.matcher:
+            if len(group["hooks"]) == 1:
+                edits.append(Edit("added" if "matcher" not in group else "changed", "matcher"))
+                group["matcher"] = self.matcher
+            else:
+                # Another hook shares the group: its matcher is the user's, so ours moves out.
+                _remove(group["hooks"], hook)
+                groups.append(self._group(hook))
+                edits.append(Edit("changed", "matcher", "moved to a group of its own"))
+        groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+        kept = (*(f"command: {name}" for name in theirs), *merged.kept)
+        return Outcome("updated" if edits else "unchanged", tuple(edits), kept)
+
+    def _group(self, hook: dict[str, Any]) -> dict[str, Any]:
+        return {"matcher": self.matcher, "hooks": [hook]} if self.matcher is not None else {"hooks": [hook]}
+
+
+def _keep_their_env(current: str, wanted: str) -> tuple[str, list[str]]:
+    """``wanted``, led by the ``NAME=value`` settings of ``current`` that it does not set itself: the
+    ``ZM_HOME`` a hook was installed with must survive a setup run from a shell without it."""
+    try:
+        before, after = shlex.split(current), shlex.split(wanted)
+    except ValueError:
+        return wanted, []
+    ours = {word.split("=", 1)[0] for word in _assignments(after)}
+    theirs = [word.split("=", 1) for word in _assignments(before) if word.split("=", 1)[0] not in ours]
+    if not theirs:
+        return wanted, []
+    prefix = " ".join(f"{name}={_quote(value)}" for name, value in theirs)
+    return f"{prefix} {wanted}", [name for name, _ in theirs]
+
+
+def _assignments(words: list[str]) -> list[str]:
+    leading = itertools.takewhile(lambda word: re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.S), words)
+    return list(leading)
+
+
+def _remove(items: list[Any], item: Any) -> None:
+    """Remove this very object (two copies of a hook are equal, and ``list.remove`` takes the first)."""
+    del items[next(i for i, candidate in enumerate(items) if candidate is item)]
+
+
+def _ours(group: dict[str, Any], marker: str) -> list[dict[str, Any]]:
+    hooks = group.get("hooks")
+    if not isinstance(hooks, list):
+        return []
+    return [h for h in hooks if isinstance(h, dict) and marker in str(h.get("command", ""))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +211,11 @@ class NotifyEntry:
     def describe(self) -> str:
         return "notify: " + " ".join(CODEX_HOOK)
 
-    def apply(self, document: Document) -> Change:
-        current = _plain(document.get("notify"))
+    def apply(self, document: Document) -> Outcome:
+        current = plain(document.get("notify"))
         wanted = list(self.argv)
         if current == wanted:
-            return "unchanged"
+            return Outcome("unchanged")
         if current is not None and not _is_codex_hook(current):
             # Not echoed: the user's own command line may carry anything.
             raise errors.validation(
@@ -131,7 +223,7 @@ class NotifyEntry:
                 f'`{" ".join(wanted)} "$1"` from it, or remove it and run zm setup codex --capture again'
             )
         document["notify"] = wanted
-        return "added" if current is None else "updated"
+        return Outcome("added") if current is None else Outcome("updated", (Edit("changed", "notify"),))
 
 
 def _is_codex_hook(argv: Any) -> bool:
@@ -156,8 +248,14 @@ def _hook_command(setup: Setup, *args: str, env: dict[str, str] | None = None) -
 
 def _claude_code(s: Setup) -> list[Entry]:
     entries: list[Entry] = [
-        ServerEntry(".claude.json", ("mcpServers", SERVER_NAME), _stdio_server(s, type="stdio")),
-        HookEntry(".claude/settings.json", "SessionStart", _hook_command(s, "context", "--hook"), "context --hook"),
+        ServerEntry(".claude.json", ("mcpServers", SERVER_NAME), _stdio_server(s, type="stdio"), JSON_HTTP_KEYS),
+        HookEntry(
+            ".claude/settings.json",
+            "SessionStart",
+            _hook_command(s, "context", "--hook"),
+            "context --hook",
+            matcher=BRIEFING_MATCHER,
+        ),
     ]
     if s.capture:
         command = _hook_command(s, "hook", "claude-code", env={**s.env, **s.model_env})
@@ -169,7 +267,9 @@ def _claude_code(s: Setup) -> list[Entry]:
 
 
 def _codex(s: Setup) -> list[Entry]:
-    entries: list[Entry] = [ServerEntry(".codex/config.toml", ("mcp_servers", SERVER_NAME), _stdio_server(s))]
+    entries: list[Entry] = [
+        ServerEntry(".codex/config.toml", ("mcp_servers", SERVER_NAME), _stdio_server(s), CODEX_HTTP_KEYS)
+    ]
     if s.capture:
         # notify is an argv with no environment of its own: env(1) hands the settings over.
         settings = [f"{name}={value}" for name, value in {**s.env, **s.model_env}.items()]
@@ -182,7 +282,9 @@ def _codex(s: Setup) -> list[Entry]:
 CLIENTS: dict[str, Callable[[Setup], list[Entry]]] = {
     "claude-code": _claude_code,
     "codex": _codex,
-    "cursor": lambda s: [ServerEntry(".cursor/mcp.json", ("mcpServers", SERVER_NAME), _stdio_server(s))],
+    "cursor": lambda s: [
+        ServerEntry(".cursor/mcp.json", ("mcpServers", SERVER_NAME), _stdio_server(s), JSON_HTTP_KEYS)
+    ],
 }
 CAPTURE_CLIENTS = ("claude-code", "codex")
 
@@ -191,7 +293,11 @@ CAPTURE_CLIENTS = ("claude-code", "codex")
 class Applied:
     path: Path
     entry: Entry
-    change: Change
+    outcome: Outcome
+
+    @property
+    def change(self) -> Change:
+        return self.outcome.change
 
 
 def load(path: Path) -> Document:
@@ -253,11 +359,6 @@ _PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@/\s]+@")
 def redact(text: str) -> str:
     """A database URL's password is never shown."""
     return _PASSWORD.sub(r"\1***@", text)
-
-
-def _plain(value: Any) -> Any:
-    unwrap = getattr(value, "unwrap", None)
-    return unwrap() if callable(unwrap) else value
 
 
 def _quote(value: str) -> str:

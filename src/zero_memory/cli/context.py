@@ -10,7 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from zero_memory import errors
-from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
+from zero_memory.capture import hook_log
+from zero_memory.cli.client_config import redact
+from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, settings
+from zero_memory.clock import utcnow
 from zero_memory.memory import pins
 from zero_memory.memory.briefing import build_context
 from zero_memory.memory.briefing_text import age, render
@@ -69,20 +72,25 @@ def context(
 
 def hook_answer(raw: str) -> dict[str, Any]:
     """Claude Code's SessionStart answer for one hook input; a briefing that fails says why, never blocks."""
+    event: Any = None
     try:
         event = json.loads(raw) if raw.strip() else {}
         if not isinstance(event, dict):
             raise errors.validation("the hook input is not a JSON object")
         cwd = event.get("cwd")
         root = repository_root(Path(cwd if isinstance(cwd, str) and cwd else Path.cwd()))
-        session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
-        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root), session_id=session)
-        text = render(briefing) + (
-            f"\n\nYour zero-memory tools are not attached to this project yet: call `build_context` with "
-            f'project_hint "{root}" (and your topic) before you remember anything.'
-        )
+        # No session is attached: the client's session id is not the one its MCP calls carry (Claude Code's
+        # carry none), so the briefing must not promise that an unscoped remember lands in this project. It
+        # is the session's one briefing: it does not send the agent to build_context for a second.
+        briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root))
+        text = render(briefing) + f'\n\nThe repository root, for project_hint: "{root}".'
     except (errors.ZMError, ValueError, OSError) as error:
-        text = f"zero-memory: no briefing ({str(error).splitlines()[0]}); call `build_context` yourself."
+        reason = str(error).splitlines()[0]
+        text = f"zero-memory: no briefing ({reason}); call `build_context` yourself."
+        event_session = event.get("session_id") if isinstance(event, dict) else None
+        session = event_session if isinstance(event_session, str) else None
+        line = hook_log.line(utcnow(), "claude-code", "SessionStart", session, f"no briefing: {redact(reason)}")
+        hook_log.append(settings().home, line)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 

@@ -21,7 +21,6 @@ from zero_memory.access.users import ensure_local_user
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.cli.common import app, err_console, fail, handles_errors
-from zero_memory.ids import new_id
 from zero_memory.settings import Settings
 
 if TYPE_CHECKING:
@@ -202,19 +201,8 @@ def serve_worker(
 @handles_errors
 def mcp() -> None:
     """Serve MCP over stdio as the local user (ZM_USER, else the single local user): zm mcp."""
-    import anyio
+    from zero_memory.mcp.stdio_front import main as serve_stdio
 
-    from zero_memory.capture.worker import CaptureWorker
-    from zero_memory.mcp.identity import Identity
-    from zero_memory.mcp.server import build_server
-
-    application = app()
-    uid = ensure_local_user(application.store, application.settings.user)
-    # One stdio process is one connection: give it a session id, as HTTP's mcp-session-id.
-    server = build_server(application, Identity(local_uid=uid, stdio_session=new_id("stdio")))
-    worker = CaptureWorker(application)
-    worker.start()
-    try:
-        anyio.run(server.run_stdio_async)
-    finally:
-        worker.stop()
+    status = serve_stdio()
+    if status:
+        raise typer.Exit(status)

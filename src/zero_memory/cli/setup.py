@@ -16,6 +16,7 @@ from zero_memory.cli.client_config import (
     CAPTURE_ENV,
     CLIENTS,
     PASSED_ENV,
+    Applied,
     Setup,
     apply_all,
     snippet,
@@ -53,7 +54,8 @@ def setup(
     ] = False,
 ) -> None:
     """Add zero-memory to a client's configuration (and, for Claude Code, a SessionStart hook that hands each
-    session its briefing). Running it again changes nothing; the file's other entries are kept."""
+    session its briefing). Running it again changes nothing; the file's other entries, and the keys you added
+    inside ours, are kept; it lists each key it added, changed or removed."""
     entries_of = CLIENTS.get(client)
     if entries_of is None:
         raise errors.validation(f"client: expected one of {', '.join(CLIENTS)}, got {client[:40]!r}")
@@ -68,7 +70,8 @@ def setup(
             console.print(snippet(path, [e for e in entries if e.file == file]), highlight=False, markup=False)
         return
     for applied in apply_all(home, entries, dry=False):
-        console.print(f"{applied.change}: {applied.entry.describe()} in {applied.path}", highlight=False, markup=False)
+        for line in report(applied):
+            console.print(line, highlight=False, markup=False)
     console.print(f"Restart {client} to load it.", highlight=False, markup=False)
     if capture:
         console.print(
@@ -77,6 +80,17 @@ def setup(
             highlight=False,
             markup=False,
         )
+
+
+def report(applied: Applied) -> list[str]:
+    """The entry's line, then one per key added, changed or removed, then the user's keys that were kept.
+    Key names only: a value may be a database URL with its password."""
+    outcome = applied.outcome
+    lines = [f"{outcome.change}: {applied.entry.describe()} in {applied.path}"]
+    lines += [f"  {edit.line()}" for edit in outcome.edits]
+    if outcome.kept:
+        lines.append(f"  kept (yours): {', '.join(outcome.kept)}")
+    return lines
 
 
 def _capture_env(client: str) -> dict[str, str]:

@@ -4,13 +4,16 @@ Candidates come from both sides: the nearest vectors, and the memories holding
 the query's rarest words (the full-text plan, store/fulltext.py). Each
 candidate's relevance is its cosine similarity to the query plus
 ``TEXT_WEIGHT`` times its full-text score (the share of the query's word
-weight its text holds); that is multiplied by a per-kind age decay (none for
-an open loop while it is open) and by a reinforcement factor: how many agent
-sessions recall served it lately, counted once per session and capped at
-``REINFORCEMENT_CAP``. Provisional memories sit below authoritative ones at
-equal relevance; a challenged memory is demoted and never reinforced;
-disputed ones are flagged. The defaults and how they were measured:
-docs/calibration.md.
+weight its text holds). Age and use break ties, they do not cancel relevance:
+to the relevance are added a recency bonus, at most ``RECENCY_BONUS`` (the
+per-kind age decay: all of it when new, none when long past; all of it for an
+open loop while it is open), and a use bonus, at most ``REINFORCEMENT_BONUS``
+(how many agent sessions recall served it lately, counted once per session,
+up to the reinforcement cap). So a memory more relevant by more than the two
+bonuses together is never ranked below a less relevant one, however old.
+Provisional memories sit below authoritative ones at equal relevance; a
+challenged memory is demoted and never reinforced; disputed ones are flagged.
+The defaults and how they were measured: docs/calibration.md.
 
 Every hit returned to a client is recorded as a surfacing, with its session
 and channel; only surfacings of the ``recall`` channel reinforce.
@@ -49,6 +52,10 @@ CHALLENGED_FACTOR = 0.6
 # Reinforcement: 1 + SLOPE × ln(1 + sessions), at most CAP; sessions within the window.
 REINFORCEMENT_SLOPE = 0.1
 REINFORCEMENT_CAP = 1.4
+# The tie-breakers, in units of relevance: recency adds up to RECENCY_BONUS (its age factor times it), use up
+# to REINFORCEMENT_BONUS (at the cap). A relevance margin above their sum is never overturned.
+RECENCY_BONUS = 0.1
+REINFORCEMENT_BONUS = 0.05
 REINFORCEMENT_WINDOW_DAYS = 90
 CHALLENGE_VERDICTS = frozenset({"challenged", "stale_suspect", "outdated"})
 
@@ -63,10 +70,20 @@ def reinforcement(sessions: int) -> float:
     return min(REINFORCEMENT_CAP, 1.0 + REINFORCEMENT_SLOPE * math.log1p(sessions))
 
 
+def use_bonus(sessions: int) -> float:
+    """The use tie-breaker: 0 unused, ``REINFORCEMENT_BONUS`` at the reinforcement cap."""
+    return REINFORCEMENT_BONUS * (reinforcement(sessions) - 1.0) / (REINFORCEMENT_CAP - 1.0)
+
+
 def score(base: float, memory: Memory | Brief, age: float, sessions: int, challenged: bool) -> float:
-    value = base * age_factor(memory, age)
-    # A memory that misled an agent is demoted; what it was served before is no evidence for it.
-    value *= CHALLENGED_FACTOR if challenged else reinforcement(sessions)
+    """Relevance first; age and use only reorder memories within ``RECENCY_BONUS + REINFORCEMENT_BONUS`` of
+    each other (an episode is about a moment: of two equally relevant ones the newer comes first)."""
+    value = base + RECENCY_BONUS * age_factor(memory, age)
+    if challenged:
+        # A memory that misled an agent is demoted; what it was served before is no evidence for it.
+        value *= CHALLENGED_FACTOR
+    else:
+        value += use_bonus(sessions)
     if memory.rank == Rank.PROVISIONAL:
         value *= PROVISIONAL_FACTOR
     return value

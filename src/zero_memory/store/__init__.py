@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from zero_memory import errors
+from zero_memory.store import migrations
 from zero_memory.store.base import SYSTEM, Store, System, Tx
 
 __all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations", "system_tx"]
@@ -28,22 +29,20 @@ def open_store(url: str, *, dim: int = 512) -> Store:
 
 
 def pending_migrations(url: str) -> list[str]:
-    """The migrations opening this database would apply, applying none (``zm db migrate --check``).
+    """The migrations opening this database would apply, read without changing it (``zm db migrate --check``).
 
-    Refuses (``conflict:``) a database migrated by a newer release, as opening it does.
+    A SQLite file is opened read-only and never created: a missing one is ``not_found:``. Refuses
+    (``conflict:``) a database migrated by a newer release, as opening it does.
     """
     if url.startswith("sqlite:"):
-        from zero_memory.store.sqlite import SQLiteStore
+        from zero_memory.store.sqlite import sqlite_path
+        from zero_memory.store.sqlite_read import applied_migrations
 
-        sqlite = SQLiteStore.open(url, migrate=False)
-        try:
-            return sqlite.pending_migrations()
-        finally:
-            sqlite.close()
+        return [name for _, name, _ in migrations.pending("sqlite", applied_migrations(sqlite_path(url)))]
     if url.startswith(("postgresql:", "postgres:")):
         from zero_memory.store.postgres import PostgresStore
 
-        # The pool is never opened: one connection of its own reads the applied versions.
+        # The pool is never opened: one read-only connection of its own reads the applied versions.
         return PostgresStore(url, dim=0).pending_migrations()
     raise errors.validation("ZM_DATABASE_URL: expected sqlite:///PATH or postgresql://…")
 

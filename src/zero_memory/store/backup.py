@@ -22,6 +22,7 @@ from pathlib import Path
 from zero_memory import errors
 from zero_memory.store import migrations
 from zero_memory.store.sqlite import sqlite_path
+from zero_memory.store.sqlite_read import open_read_only
 
 PG_BACKUP_HINT = (
     'for PostgreSQL use pg_dump: pg_dump --format=custom --file=zm.dump "$ZM_DATABASE_URL" '
@@ -49,15 +50,14 @@ def backup(url: str, destination: Path) -> BackupReport:
     if not url.startswith("sqlite:"):
         raise errors.validation(f"zm db backup copies SQLite stores; {PG_BACKUP_HINT}")
     source_path = sqlite_path(url)
-    if not source_path.is_file():
-        raise errors.not_found(f"SQLite store at {source_path}")
     if destination.exists():
         raise errors.validation(f"PATH: {destination} exists; name a new file")
     if not destination.parent.is_dir():
         raise errors.validation(f"PATH: no directory {destination.parent}")
     partial = destination.with_name(f".{destination.name}.partial-{os.getpid()}")
     try:
-        with closing(_connect(source_path)) as source, closing(_connect(partial)) as target:
+        # The source only read (an operator may only be allowed to read it); a missing one is not_found.
+        with closing(open_read_only(source_path)) as source, closing(_connect(partial)) as target:
             source.backup(target)
             # One self-contained file: no write-ahead log beside it.
             target.execute("PRAGMA journal_mode = DELETE")

@@ -692,10 +692,16 @@ class PostgresStore:
         store._pool.open(wait=True, timeout=30)
         return store
 
-    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
-        """A connection of its own, outside the pool: for migrations and named locks."""
+    def _connect(self, *, read_only: bool = False) -> psycopg.Connection[dict[str, Any]]:
+        """A connection of its own, outside the pool: for migrations and named locks; ``read_only``: every
+        transaction of it is READ ONLY, so the server refuses any write made through it."""
+        url = self.url
+        if read_only:
+            # Added to the URL's own options rather than replacing them.
+            own = psycopg.conninfo.conninfo_to_dict(url).get("options") or ""
+            url = psycopg.conninfo.make_conninfo(url, options=f"{own} -c default_transaction_read_only=on".strip())
         try:
-            return psycopg.connect(self.url, autocommit=True, row_factory=dict_row)
+            return psycopg.connect(url, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as exc:
             reason = (str(exc).strip() or type(exc).__name__).splitlines()[0]
             raise errors.unavailable(
@@ -813,8 +819,8 @@ class PostgresStore:
         return applied
 
     def pending_migrations(self) -> list[str]:
-        """The migrations ``migrate()`` would apply, applying nothing."""
-        with self._connect() as conn:
+        """The migrations ``migrate()`` would apply, read in read-only transactions."""
+        with self._connect(read_only=True) as conn:
             row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").fetchone()
             done: dict[int, str] = {}
             if row and row["present"]:

@@ -310,13 +310,6 @@ class SQLiteStore:
             raise
         return applied
 
-    def pending_migrations(self) -> list[str]:
-        """The migrations ``migrate()`` would apply, applying nothing."""
-        conn = self._connection()
-        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-        done = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall()) if exists.fetchone() else {}
-        return [name for _, name, _ in migrations.pending("sqlite", done)]
-
     @contextmanager
     def bulk_load(self, rows: int) -> Iterator[None]:
         """Nothing to do: the vector index catches up with the loaded rows at the next search."""
