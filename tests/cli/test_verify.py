@@ -3,12 +3,15 @@ one ``outdated`` row each, nothing raised twice, nothing read that git did not n
 
 from __future__ import annotations
 
+import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.harness import Zm
+from tests.cli.harness import ZM, Zm, environ
 from tests.workspace.gitrepo import ENV as GIT_ENV
 from tests.workspace.gitrepo import GitRepo
 
@@ -155,3 +158,40 @@ def test_a_named_anchor_that_does_not_exist_is_refused(zm_repo: tuple[Zm, GitRep
     assert done.exit_code != 0 and done.stderr.startswith("validation_failed: anchors:")
     outside = zm("verify", str(repo.root.parent))
     assert outside.exit_code != 0 and outside.stderr.startswith("validation_failed:")
+
+
+def test_setup_git_installs_hooks_that_verify_after_each_commit(zm_repo: tuple[Zm, GitRepo]) -> None:
+    zm, repo = zm_repo
+    memory = remember(zm, repo, "retry caps at 30 s", "net/client.py::retry")
+    hooks = repo.root / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-merge").write_text("#!/bin/sh\necho the user's own hook\n")
+    env = environ(zm.env)
+    first = subprocess.run([str(ZM), "setup", "git"], cwd=repo.root, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert {line.split(":")[0] for line in first.stdout.splitlines()} == {"added"}
+    assert "echo the user's own hook" in (hooks / "post-merge").read_text()  # theirs kept, ours appended
+    again = subprocess.run([str(ZM), "setup", "git"], cwd=repo.root, env=env, capture_output=True, text=True)
+    assert {line.split(":")[0] for line in again.stdout.splitlines()} == {"unchanged"}
+
+    repo.write("net/client.py", CLIENT.replace("30)", "60)"))
+    repo.commit("raise the cap")  # post-commit runs zm verify --hook in the background
+    deadline = time.monotonic() + 90
+    while not outdated_rows(zm) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    [row] = outdated_rows(zm)
+    assert row["memory_a"]["id"] == memory["id"]
+    log = zm("capture", "log")
+    assert "verify proj." in log.stdout and "1 outdated raised" in log.stdout
+
+
+def test_the_session_start_briefing_verifies_first_and_lists_what_changed(zm_repo: tuple[Zm, GitRepo]) -> None:
+    zm, repo = zm_repo
+    memory = remember(zm, repo, "retry caps at 30 s", "net/client.py::retry")
+    repo.write("net/client.py", CLIENT.replace("30)", "60)"))
+    repo.commit("raise the cap")
+    answer = zm("context", "--hook", input=json.dumps({"cwd": str(repo.root), "session_id": "s-1"}))
+    assert answer.exit_code == 0, answer.stderr
+    text = answer.json()["hookSpecificOutput"]["additionalContext"]
+    assert "## Code changed since verified" in text
+    assert memory["id"] in text.split("## Code changed since verified")[1]
