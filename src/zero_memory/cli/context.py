@@ -12,6 +12,7 @@ import typer
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.capture import hook_log
+from zero_memory.cli import verify
 from zero_memory.cli.client_config import redact
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, settings
 from zero_memory.clock import utcnow
@@ -22,6 +23,8 @@ from zero_memory.memory.context_models import Briefing
 from zero_memory.memory.loops import MAX_LIMIT, STATUSES, list_loops
 
 HOOK_CLIENT = "claude-code-hook"
+START_VERIFY_SECONDS = 3.0
+"""How long the SessionStart hook checks anchors before it briefs; the rest wait for the next check."""
 MAX_HOOK_INPUT = 1_000_000
 
 
@@ -100,6 +103,9 @@ def hook_answer(raw: str) -> dict[str, Any]:
         # carry none). The briefing speaks for the agent's stdio server, attached to the repository it was
         # started in: the same directory. It is the session's one briefing: it does not send the agent to
         # build_context for a second.
+        # The anchored memories checked against the tree first (bounded; quiet), so the briefing lists those
+        # whose code changed since they were verified.
+        verify.quietly(repository_root(here), seconds=START_VERIFY_SECONDS, event="SessionStart")
         briefing = _briefing_here(here, local_caller(HOOK_CLIENT))
         text = render(briefing)
         if briefing.project:

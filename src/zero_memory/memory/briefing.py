@@ -24,7 +24,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Kind, Memory, age_days
 from zero_memory.domain.records import Channel
-from zero_memory.memory.briefing_text import TRIAGE_POINTER, cut, fit, item_text, render
+from zero_memory.memory.briefing_text import BRIEFING_SHARES, TRIAGE_POINTER, cut, fit, item_text, render
 from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection, PendingReviews
 from zero_memory.memory.models import SessionInfo
 from zero_memory.memory.recall import MAX_LIMIT
@@ -88,6 +88,8 @@ def build_context(
             [m.id for m in (*conventions, *decisions)], since=now - timedelta(days=USAGE_WINDOW_DAYS)
         )
         pending = tx.count_disputes(DisputeQuery(scopes=vis.readable))
+        drifted_ids = tx.drifted_in(covered, limit=POOL)
+        drifted = [m for m in tx.get_memories(drifted_ids, vis).values() if m.live]
     rules = [*pinned, *sorted(conventions, key=lambda m: (-usage.get(m.id, 0), -m.created_at.timestamp(), m.id))]
     rules = _unique(rules)
     shown = {m.id for m in rules} | {m.id for m in loops}
@@ -107,9 +109,12 @@ def build_context(
         [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
         [_item(m, now, loop=True) for m in loops],
         [_item(m, now) for m in relevant],
+        [_item(m, now) for m in sorted(drifted, key=lambda m: (m.created_at, m.id))],
     ]
     briefing = _fitted(candidates, budget, project, topic, session.info, pending)
-    served = [i.id for s in (briefing.rules, briefing.open_loops, briefing.memories) for i in s.items]
+    served = [
+        i.id for s in (briefing.rules, briefing.open_loops, briefing.memories, briefing.code_changed) for i in s.items
+    ]
     if served:
         app.telemetry.record(Surfacing(caller.uid, tuple(served), now, session.session_id, Channel.BRIEFING))
     return briefing
@@ -135,6 +140,7 @@ def _fitted(
                 "rules": sections[0],
                 "open_loops": sections[1],
                 "memories": sections[2],
+                "code_changed": sections[3],
                 "pending_reviews": PendingReviews(count=pending, pointer=TRIAGE_POINTER if pending else None),
                 "budget_chars": budget,
                 "session": session,
@@ -142,9 +148,9 @@ def _fitted(
         )
 
     # The fixed part at its longest: no item shown, every one counted as omitted.
-    fixed = len(render(assemble([0, 0, 0])))
+    fixed = len(render(assemble([0] * len(candidates))))
     costs = [[len(item_text(item)) + 1 for item in items] for items in candidates]
-    counts = fit(costs, budget - fixed)
+    counts = fit(costs, budget - fixed, BRIEFING_SHARES)
     briefing = assemble(counts)
     while len(render(briefing)) > budget and any(counts):
         largest = max(range(len(counts)), key=lambda i: counts[i])

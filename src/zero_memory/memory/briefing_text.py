@@ -84,6 +84,12 @@ HEADINGS = (
 )
 
 
+CODE_CHANGED_HEADING = "## Code changed since verified: re-check these against the code before relying on them"
+BRIEFING_SHARES = (*SECTION_SHARES[:2], SECTION_SHARES[2] - 0.1, 0.1)
+"""The briefing's four sections: the three above, the memories' share lending a tenth to those whose code
+changed (a share a section does not use goes to the others)."""
+
+
 def render(briefing: Briefing) -> str:
     lines = [_title(briefing), _writes(briefing)]
     for name, heading, more in HEADINGS:
@@ -94,6 +100,13 @@ def render(briefing: Briefing) -> str:
             lines.append(f"({section.omitted} more not shown: {more})")
         elif not section.items:
             lines.append("(none)")
+    changed = briefing.code_changed
+    if changed.items or changed.omitted:
+        # Only when there is something: most briefings have no memory whose code moved under it.
+        lines += ["", CODE_CHANGED_HEADING]
+        lines += [item_text(item) for item in changed.items]
+        if changed.omitted:
+            lines.append(f"({changed.omitted} more not shown: zm conflicts list --verdict outdated)")
     lines += ["", "## Pending reviews", _pending(briefing)]
     return "\n".join(lines)
 
