@@ -84,11 +84,6 @@ def test_codex_set_up_by_zm_setup_alone_offers_the_tools_in_the_first_turn(agent
         assert offered(agents, first), [t.get("name") for t in agents.model.turns()[first].body["tools"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 28 item 1: Codex's MCP calls carry no session id and the stdio server is not attached to the "
-    "workspace it was started in, so an unscoped remember answers validation_failed: scope_target_required",
-)
 def test_the_first_unscoped_remember_from_codex_lands_in_the_repositorys_project(agents: Agents) -> None:
     repo = agents.repo("work/api")
     agents.zm("setup", "codex")

@@ -20,7 +20,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Implementation
+from mcp.types import CallToolResult, Implementation, ListRootsResult, Root
+from pydantic import FileUrl
 
 ZM = str(Path(sys.executable).with_name("zm"))
 TRANSPORTS = ("stdio", "http")
@@ -113,6 +114,7 @@ async def connect(
     token: str | None = None,
     cwd: Path | None = None,
     environ: dict[str, str] | None = None,
+    roots: list[Path] | None = None,
 ) -> AsyncIterator[Client]:
     """An SDK client connected to ``zm mcp`` (a new process) or to the session's ``zm serve``.
 
@@ -120,16 +122,23 @@ async def connect(
     default the deployment's home, a directory in no repository (so its session is attached to nothing).
     """
     info = Implementation(name=client_name, version="1.0.0")
+    options: dict[str, Any] = {}
+    if roots is not None:
+
+        async def list_roots(context: Any) -> ListRootsResult:
+            return ListRootsResult(roots=[Root(uri=FileUrl(path.as_uri())) for path in roots])
+
+        options["list_roots_callback"] = list_roots
     if transport == "stdio":
         env = {**deployment.env, "ZM_USER": user, **(environ or {})}
         params = StdioServerParameters(command=ZM, args=["mcp"], env=env, cwd=cwd or deployment.home)
-        async with Client(params, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
+        async with Client(params, mode=mode, client_info=info, **options) as client:  # type: ignore[arg-type]
             yield client
         return
     headers = {"Authorization": f"Bearer {token or deployment.tokens[user]}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
         transport_ = streamable_http_client(f"{deployment.url}/mcp", http_client=http)
-        async with Client(transport_, mode=mode, client_info=info) as client:  # type: ignore[arg-type]
+        async with Client(transport_, mode=mode, client_info=info, **options) as client:  # type: ignore[arg-type]
             yield client
 
 

@@ -89,3 +89,18 @@ async def test_a_stdio_server_in_no_repository_creates_no_project(http_server: D
             client, "remember", {"content": unique("I prefer tabs"), "kind": "preference", "scope": "personal"}
         )
         assert written["scope"] == "user.alice" and written["session"]["attached_project"] is None
+
+
+async def test_an_http_session_attaches_to_the_repository_of_the_clients_roots(
+    http_server: Deployment, tmp_path: Path
+) -> None:
+    """As Claude Code answers roots/list: one root, its working directory."""
+    repo = a_repository(tmp_path)
+    async with connect(http_server, "http", "legacy", roots=[repo / "src"]) as client:
+        written = await call_ok(client, "remember", {"content": unique("Refunds take a week"), "kind": "fact"})
+        assert written["scope"] == f"proj.alice.{repo.name}" == written["session"]["attached_project"]
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    async with connect(http_server, "http", "legacy", roots=[downloads]) as client:
+        refused = await call_error(client, "remember", {"content": unique("Where does this go"), "kind": "fact"})
+        assert refused.startswith("validation_failed: scope_target_required:")

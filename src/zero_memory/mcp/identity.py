@@ -13,15 +13,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlparse
 
+import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.mcpserver import Context
+from mcp.types import ClientCapabilities, RootsCapability
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 
 MAX_CLIENT_NAME = 100
 SESSION_HEADER = "mcp-session-id"
+ROOTS_WAIT_S = 3.0
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -73,6 +77,28 @@ def stdio_workspace(environ: Mapping[str, str], cwd: str) -> str:
     its repository.
     """
     return environ.get("CLAUDE_PROJECT_DIR") or cwd
+
+
+async def roots_workspace(ctx: Context[Any, Any]) -> str | None:
+    """The directory of the first ``file://`` root the client offers (``roots/list``), else None.
+
+    For a session that knows no workspace of its own (HTTP): a client that offers roots names the
+    directory it works in. One that offers none, or a protocol with no way to ask (the stateless 2026
+    one), leaves the session to attach on its first hint.
+    """
+    try:
+        session = ctx.session
+        if not session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
+            return None
+        with anyio.fail_after(ROOTS_WAIT_S):
+            listed = await session.list_roots()
+    except Exception:
+        return None
+    for root in listed.roots:
+        url = urlparse(str(root.uri))
+        if url.scheme == "file" and url.path:
+            return unquote(url.path)
+    return None
 
 
 def client_name(ctx: Context[Any, Any], user_agent: str | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -19,7 +20,7 @@ from mcp.types import Tool as ToolDescription
 from zero_memory import __version__, errors
 from zero_memory.app import App
 from zero_memory.mcp import resources
-from zero_memory.mcp.identity import Identity
+from zero_memory.mcp.identity import Identity, roots_workspace
 from zero_memory.mcp.tooling import ToolSpec, error_result, invoke
 from zero_memory.memory.validation import field_name
 
@@ -78,7 +79,9 @@ class ZMServer(MCPServer[Any]):
                 return await super().call_tool(name, arguments, context)
             return error_result(errors.validation(f"name: there is no tool {field_name(name)!r}"))
         ctx = context if context is not None else Context(mcp_server=self)
-        return await invoke(spec, arguments, self.zm, lambda: self.identity.caller(ctx))
+        return await invoke(
+            spec, arguments, self.zm, lambda: self.identity.caller(ctx), workspace=partial(roots_workspace, ctx)
+        )
 
 
 def tool_modules() -> list[ModuleType]:

@@ -44,7 +44,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.clock import utcnow
 from zero_memory.memory import guard
-from zero_memory.memory.targets import attach_workspace
+from zero_memory.memory.targets import attach_workspace, is_attached
 from zero_memory.memory.validation import invalid_input, location
 from zero_memory.telemetry import UsageEvent
 
@@ -269,6 +269,22 @@ INTERNAL = errors.internal("the server failed on this call and logged why; retry
 # --- running a call -------------------------------------------------------------------------------
 
 
+async def _attach(
+    app: App, who: Caller, session: str | None, workspace: Callable[[], Awaitable[str | None]] | None
+) -> None:
+    """Attach a session that is attached to nothing yet to the repository it works in, where that is known:
+    the caller's workspace (stdio), else the client's roots (asked only while the session is unattached)."""
+    if session is None or (who.workspace is None and workspace is None):
+        return
+    if await anyio.to_thread.run_sync(partial(is_attached, app.store, who.uid, session)):
+        return
+    where = who.workspace or (await workspace() if workspace is not None else None)
+    if where is None:
+        return
+    attach = partial(attach_workspace, app.store, who.uid, session, where, at=utcnow())
+    await anyio.to_thread.run_sync(partial(attach, auto_create=app.settings.auto_create_projects))
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What the usage event records about one call."""
@@ -282,8 +298,12 @@ async def invoke(
     arguments: dict[str, Any],
     app: App,
     caller: Callable[[], Caller],
+    workspace: Callable[[], Awaitable[str | None]] | None = None,
 ) -> CallToolResult:
-    """Run one tool call end to end; never raises for anything the call itself did wrong."""
+    """Run one tool call end to end; never raises for anything the call itself did wrong.
+
+    ``workspace`` asks the client where it works (its roots), for a session whose caller knows no workspace.
+    """
     who: Caller | None = None
     outcome = Outcome(errors.Code.INTERNAL.value)
     try:
@@ -291,11 +311,7 @@ async def invoke(
         args = spec.parse(arguments)
         declared = bool(spec.declares_supersede and spec.declares_supersede(args))
         outcome = Outcome(errors.Code.INTERNAL.value, declared)
-        if who.workspace is not None:
-            session = getattr(args, "session_id", None) or who.session_id
-            settings = app.settings
-            attach = partial(attach_workspace, app.store, who.uid, session, who.workspace, at=utcnow())
-            await anyio.to_thread.run_sync(partial(attach, auto_create=settings.auto_create_projects))
+        await _attach(app, who, getattr(args, "session_id", None) or who.session_id, workspace)
         result = spec.render(await spec.run(ToolCall(app=app, caller=who), args))
         outcome = Outcome("ok", declared)
         return result

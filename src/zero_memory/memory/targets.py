@@ -90,6 +90,12 @@ def settle_hint(
         session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at)
 
 
+def is_attached(store: Store, uid: str, session_id: str) -> bool:
+    with store.tx() as tx:
+        tx.act_as(uid)
+        return tx.get_session(uid, session_id) is not None
+
+
 def attach_workspace(
     store: Store, uid: str, session_id: str | None, workspace: str | None, *, auto_create: bool, at: datetime
 ) -> None:
@@ -102,10 +108,11 @@ def attach_workspace(
     if not session_id or not workspace:
         return
     with store.tx() as tx:
+        vis = visibility(tx, uid)
         if tx.get_session(uid, session_id) is not None:
             return
         try:
-            resolve_hint(tx, visibility(tx, uid), workspace, auto_create=auto_create, dry=True)
+            resolve_hint(tx, vis, workspace, auto_create=auto_create, dry=True)
         except errors.ZMError:
             return
     with store.tx(write=True) as tx:
@@ -144,8 +151,9 @@ def write_target(tx: Tx, vis: Visibility, scope: str | None, hinted: str | None,
         target = session.attached
     else:
         raise errors.validation(
-            "this session is in no repository, so it writes to no project by default: pass scope "
-            '("personal" for a memory of your own) or project_hint (a repository path, git remote or project name)',
+            "this session is attached to no project (it works in no repository, and no call named a project): "
+            'pass scope ("personal" for a memory of your own) or project_hint (a repository path, git remote or '
+            "project name)",
             subcode=errors.SCOPE_TARGET_REQUIRED,
         )
     if not vis.can_write(target) and not _pending_own_project(vis, target):
