@@ -176,13 +176,12 @@ class _Context:
         elif step.action is Action.RAISE:
             self._raise(stored, outcome, verdict)
 
-    def _stamp(self, stored: AnchorRecord, outcome: Outcome) -> None:
-        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
-        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
-        stamped = replace(
+    def _verified(self, stored: AnchorRecord, path: str, symbol: str | None, content_hash: str | None) -> AnchorRecord:
+        """The anchor as verified now, at this place and hash: no drift, nothing observed pending."""
+        return replace(
             stored,
-            path=where.path,
-            symbol=where.symbol,
+            path=path,
+            symbol=symbol,
             state=AnchorState.VERIFIED,
             repository=self.repository,
             commit=self.target,
@@ -192,6 +191,11 @@ class _Context:
             observed=None,
             observed_hash=None,
         )
+
+    def _stamp(self, stored: AnchorRecord, outcome: Outcome) -> None:
+        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
+        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
+        stamped = self._verified(stored, where.path, where.symbol, content_hash)
         if stamped != stored:
             self.tx.update_anchor(stored, stamped)
             self.result.stamped += 1
@@ -206,19 +210,7 @@ class _Context:
         why: dict[str, object],
     ) -> None:
         """The anchor follows the code to its place now, with an audit row that keeps where it was."""
-        moved = replace(
-            stored,
-            path=path,
-            symbol=symbol,
-            state=AnchorState.VERIFIED,
-            repository=self.repository,
-            commit=self.target,
-            content_hash=content_hash,
-            verified_at=self.now,
-            drift=None,
-            observed=None,
-            observed_hash=None,
-        )
+        moved = self._verified(stored, path, symbol, content_hash)
         if self.tx.update_anchor(stored, moved):
             memory = self.tx.get_memory(stored.memory_id, self.vis)
             self.tx.add_audit(
