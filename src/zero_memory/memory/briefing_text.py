@@ -1,11 +1,13 @@
 """A briefing as text, and how much of each section fits a character budget.
 
-The text is what an agent reads: the MCP tool's text mirror, ``zm context``,
-and the ``additionalContext`` a SessionStart hook hands to Claude Code. The
-budget is measured on it, because it is what fills the agent's context.
-``fit`` is the pure decision: how many items of each section, taken in each
-section's order, fit the budget when every section first gets its share and
-what one leaves is handed on to the next.
+The text is what an agent reads from ``zm context`` and the
+``additionalContext`` a SessionStart hook hands to Claude Code; it is also the
+MCP tool's text mirror. Claude Code and Codex hand the model the JSON of the
+tool's structured content instead, so the budget holds for both copies
+(``size``): the longer of the two, which is the JSON. ``fit`` is the pure
+decision: how many items of each section, taken in each section's order, fit
+the budget when every section first gets its share and what one leaves is
+handed on to the next.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSe
 ITEM_CHARS = 600
 """A longer memory is cut in the briefing (``truncated``); ``get_memory`` has it whole."""
 
-SECTION_SHARES = (0.3, 0.35, 0.35)
-"""Rules, open loops, memories: each section's first claim on the budget."""
+SECTION_SHARES = {"rules": 0.3, "open_loops": 0.35, "memories": 0.35}
+"""The briefing's sections of items, in order, and each one's first claim on the budget."""
 
 TRIAGE_POINTER = "run the `triage` prompt (or open the dashboard's review queue) to settle them"
 
 
-def fit(costs: Sequence[Sequence[int]], room: int, shares: Sequence[float] = SECTION_SHARES) -> list[int]:
+def fit(
+    costs: Sequence[Sequence[int]], room: int, shares: Sequence[float] = tuple(SECTION_SHARES.values())
+) -> list[int]:
     """How many leading items of each section fit in ``room`` characters.
 
     First each section takes items, in order, up to its share of the room;
@@ -66,6 +70,16 @@ def age(days: float) -> str:
     if days < 730:
         return f"{round(days / 30.44)}mo"
     return f"{round(days / 365.25)}y"
+
+
+def size(briefing: Briefing) -> int:
+    """What the briefing's budget holds for: its text or its JSON (as a client hands it over), the longer."""
+    return max(len(render(briefing)), len(briefing.model_dump_json()))
+
+
+def item_size(item: BriefingItem) -> int:
+    """What one item adds to ``size``, its separator included."""
+    return max(len(item_text(item)), len(item.model_dump_json())) + 1
 
 
 def item_text(item: BriefingItem) -> str:
