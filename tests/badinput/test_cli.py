@@ -169,6 +169,11 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "remember/no-text": (("remember", *PERSONAL), USAGE, "Missing argument"),
     "remember/no-kind": (("remember", "A note", "--scope", "personal"), USAGE, "Missing option"),
     "remember/unknown-kind": (("remember", "A note", "--kind", "rumour"), USAGE, "Invalid value"),
+    "remember/anchor-outside-the-repository": (
+        ("remember", "A note", "--kind", "fact", "--scope", "personal", "--anchor", "../etc/passwd::x"),
+        REFUSED,
+        "validation_failed: anchors: '../etc/passwd' must be a path relative to the repository's root",
+    ),
     "remember/unknown-option": (("remember", "A note", *PERSONAL, "--tags", "x"), USAGE, "No such option"),
     "remember/empty": (("remember", "", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
     "remember/blank": (("remember", " \t ", *PERSONAL), REFUSED, "validation_failed: content: must not be empty"),
@@ -272,6 +277,15 @@ ROWS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "unpin/missing": (("unpin", "@missing_memory"), REFUSED, "not_found: no memory"),
     "setup/unknown-client": (("setup", "vim"), REFUSED, "validation_failed: client:"),
     "setup/no-client": (("setup",), USAGE, "Missing argument"),
+    # verify
+    "verify/not-a-repository": (("verify", "/"), REFUSED, "validation_failed: / is not inside a git repository"),
+    "verify/not-a-number": (("verify", "/", "--seconds", "soon"), USAGE, "Invalid value"),
+    # run where the tests run (a git checkout): the missing token is refused before anything is asked
+    "verify/server-without-token": (
+        ("verify", "--server", "http://127.0.0.1:9"),
+        REFUSED,
+        "validation_failed: --server needs --token",
+    ),
     # import / export
     "import/no-path": (("import",), USAGE, "Missing argument"),
     "export/unknown-format": (("export", "--format", "xml"), REFUSED, "validation_failed: format:"),

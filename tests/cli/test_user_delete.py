@@ -30,6 +30,7 @@ from zero_memory.access import oauth, users
 from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project, grant
 from zero_memory.capture import budget
+from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
 from zero_memory.domain.records import ChunkStatus, Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
 from zero_memory.domain.scopes import ScopeKind
 from zero_memory.ids import new_id
@@ -45,7 +46,7 @@ from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 NAME = "quill"  # a name no seeded text contains: any row holding it is a row of the user
 TEAM = "team.bob.shared"
 GONE_TEXT = "The marmalade ledger reconciles every zanzibarian invoice"  # a memory that must leave no trace
-BY_MEMORY_ID = {"audit_memories", "judgements", "links", "rescan_guards"}
+BY_MEMORY_ID = {"audit_memories", "judgements", "links", "memory_anchors", "rescan_guards"}
 SKIPPED_TABLES = {"counters", "locks", "schema_migrations", "memory_removals"}  # bookkeeping, no user in them
 
 
@@ -105,6 +106,25 @@ def _seed(app: Any) -> dict[str, Any]:
     pin(app, quill, ids["bob_team"])
     pin(app, Caller("bob", client="seed"), ids["team"])
     link(app, quill, ids["core"], ids["personal"], "relates_to")
+    with system_tx(app.store, "test", write=True) as tx:
+        for key in ("core", "team"):  # one anchor goes with its memory, the other stays with the team's
+            tx.set_anchors(
+                ids[key],
+                [
+                    AnchorRecord(
+                        ids[key],
+                        "src/ledger.py",
+                        "reconcile",
+                        Origin.EXPLICIT,
+                        AnchorState.UNVERIFIED,
+                        None,
+                        None,
+                        None,
+                        None,
+                    )
+                ],
+                app.clock(),
+            )
     link(app, quill, ids["team_open"], ids["team"], "relates_to")
     for uid, query in ((NAME, "zanzibarian invoice ledger"), ("bob", "staging cluster restarts")):
         session = f"session-{len(uid)}"

@@ -76,11 +76,6 @@ def test_the_first_unscoped_remember_lands_in_the_repositorys_project(agents: Ag
     assert json.loads(written)["scope"] == project["scope"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 28 item 2: the SessionStart hook injects the briefing and then tells the agent to call "
-    "build_context for a second one",
-)
 def test_session_start_hands_the_model_one_briefing_and_no_call_for_another(agents: Agents) -> None:
     repo = agents.repo("work/api")
     agents.zm("setup", "claude-code")
@@ -103,11 +98,6 @@ def _texts(body: dict[str, object]) -> list[str]:
     return texts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 28 item 7: Claude Code runs SessionEnd for claude mcp list with a transcript that was never "
-    "written, and zm hook claude-code fails with not_found: on the user's screen",
-)
 def test_claude_mcp_list_with_capture_hooks_shows_no_failing_hook(agents: Agents) -> None:
     repo = agents.repo("work/api")
     agents.zm("setup", "claude-code", "--capture", env=agents.capture_env())

@@ -12,6 +12,7 @@ from tests.cli.harness import Result, run
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, at, memory, put, random_unit
 from zero_memory import errors
+from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
 from zero_memory.domain.records import (
@@ -166,6 +167,24 @@ def build_corpus(store: Store) -> dict[str, str]:
         tx.add_surfacings("alice", [live.id], at(42), session_id=None, channel=Channel.CLI)
         tx.add_surfacings("alice", [new.id], at(43), session_id="s2", channel=Channel.BRIEFING)
         tx.add_pin(live.id, "alice", at(44))
+        tx.set_anchors(
+            live.id,
+            [
+                AnchorRecord(
+                    live.id,
+                    "net/client.py",
+                    "retry",
+                    Origin.AUTOMATIC,
+                    AnchorState.CHANGED,
+                    "example.org/a/api",
+                    "c" * 40,
+                    "sha256:1",
+                    at(45),
+                    drift=f"{'c' * 40}..{'d' * 40}",
+                )
+            ],
+            at(45),
+        )
         # Older traffic, already rolled up into per-day counts (retention).
         tx.add_usage_event(
             user_id="alice", tool="recall", client="cc", outcome="ok", declared_supersede=False, at=at(1)

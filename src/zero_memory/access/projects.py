@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import configparser
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,10 +17,9 @@ from zero_memory import errors
 from zero_memory.clock import utcnow
 from zero_memory.domain import scopes
 from zero_memory.domain.records import Project, Visibility
+from zero_memory.domain.remotes import SCP_REMOTE_RE, normalize_remote
 from zero_memory.domain.scopes import Role, ScopeKind
 from zero_memory.store.base import Tx
-
-SCP_REMOTE_RE = re.compile(r"^(?:[\w.-]+@)?([\w.-]+):(?!//)(.+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,21 +29,6 @@ class HintResolution:
     scope: str
     created: bool
     pending: bool = False
-
-
-def normalize_remote(remote: str) -> str:
-    """``git@github.com:Org/Repo.git`` and ``https://github.com/org/repo`` name the same remote."""
-    text = remote.strip()
-    match = SCP_REMOTE_RE.match(text)
-    if match and "://" not in text:
-        host, path = match.group(1), match.group(2)
-    else:
-        without_scheme = text.split("://", 1)[-1]
-        without_user = without_scheme.split("@", 1)[-1] if "@" in without_scheme.split("/", 1)[0] else without_scheme
-        host, _, path = without_user.partition("/")
-        host = host.split(":", 1)[0]
-    path = path.strip("/").removesuffix(".git")
-    return f"{host.lower()}/{path.lower()}"
 
 
 def looks_like_remote(hint: str) -> bool:

@@ -11,6 +11,7 @@ import typer
 
 from zero_memory import errors
 from zero_memory.capture import hook_log
+from zero_memory.cli import verify
 from zero_memory.cli.client_config import redact
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, settings
 from zero_memory.clock import utcnow
@@ -20,6 +21,8 @@ from zero_memory.memory.briefing_text import age, render
 from zero_memory.memory.loops import MAX_LIMIT, STATUSES, list_loops
 
 HOOK_CLIENT = "claude-code-hook"
+START_VERIFY_SECONDS = 3.0
+"""How long the SessionStart hook checks anchors before it briefs; the rest wait for the next check."""
 MAX_HOOK_INPUT = 1_000_000
 
 
@@ -82,6 +85,9 @@ def hook_answer(raw: str) -> dict[str, Any]:
         # No session is attached: the client's session id is not the one its MCP calls carry (Claude Code's
         # carry none), so the briefing must not promise that an unscoped remember lands in this project. It
         # is the session's one briefing: it does not send the agent to build_context for a second.
+        # The anchored memories checked against the tree first (bounded; quiet), so the briefing lists those
+        # whose code changed since they were verified.
+        verify.quietly(root, seconds=START_VERIFY_SECONDS, event="SessionStart")
         briefing = build_context(app(), local_caller(HOOK_CLIENT), project_hint=str(root))
         text = render(briefing) + f'\n\nThe repository root, for project_hint: "{root}".'
     except (errors.ZMError, ValueError, OSError) as error:

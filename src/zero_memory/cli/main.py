@@ -20,6 +20,7 @@ from zero_memory.cli import (
     serve,
     setup,
     users,
+    verify,
 )
 from zero_memory.cli import context as briefing
 
@@ -45,6 +46,7 @@ cli.add_typer(portability.group, name="portability")
 cli.add_typer(judge.group, name="judge")
 serve.register(cli)
 setup.register(cli)
+verify.register(cli)
 
 
 # Runs before every command: scopes the App the command gets to this one invocation (cli.common.app).

@@ -10,7 +10,7 @@ from zero_memory.cli.common import JsonOption, app, console, handles_errors, loc
 from zero_memory.domain.memory import Kind
 from zero_memory.domain.records import Channel
 from zero_memory.memory import lifecycle
-from zero_memory.memory.models import LinkSpec, RememberRequest
+from zero_memory.memory.models import AnchorSpec, LinkSpec, RememberRequest
 from zero_memory.memory.recall import recall as recall_service
 from zero_memory.memory.write import remember as remember_service
 
@@ -34,15 +34,26 @@ def remember(
     provisional: Annotated[
         bool, typer.Option("--provisional", help="Write as a provisional capture (rank 0).")
     ] = False,
+    anchor: Annotated[
+        list[str] | None,
+        typer.Option("--anchor", help="Code the memory describes: PATH or PATH::SYMBOL, from the repository's root."),
+    ] = None,
     json_out: bool = JsonOption,
 ) -> None:
     """Store a memory."""
     links = [LinkSpec(type="supersedes", dst=dst) for dst in supersedes or []]
+    anchors = [AnchorSpec(path=a.partition("::")[0], symbol=a.partition("::")[2] or None) for a in anchor or []]
     result = remember_service(
         app(),
         local_caller(),
         RememberRequest(
-            content=text, kind=kind, scope=scope, project_hint=project, links=links, provisional=provisional
+            content=text,
+            kind=kind,
+            scope=scope,
+            project_hint=project,
+            links=links,
+            provisional=provisional,
+            anchors=anchors,
         ),
     )
     if json_out:
@@ -57,6 +68,9 @@ def remember(
         )
     for old in result.superseded:
         console.print(f"superseded {old}", highlight=False)
+    for placed in result.anchors:
+        label = f"{placed.path}::{placed.symbol}" if placed.symbol else placed.path
+        console.print(f"anchored {label} ({placed.origin}, {placed.state})", highlight=False, markup=False)
     for similar in result.similar_existing:
         console.print(
             f"similar {similar.id} ({similar.similarity:.2f}) {similar.preview}", highlight=False, markup=False

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from zero_memory import errors
+from zero_memory.cli import git_hooks
 from zero_memory.cli.client_config import (
     CAPTURE_CLIENTS,
     CAPTURE_ENV,
@@ -39,7 +40,9 @@ def zm_command() -> str:
 
 @handles_errors
 def setup(
-    client: Annotated[str, typer.Argument(help=f"The client: {', '.join(CLIENTS)}.")],
+    client: Annotated[
+        str, typer.Argument(help=f"The client: {', '.join(CLIENTS)}; or git, for this repository's git hooks.")
+    ],
     print_only: Annotated[bool, typer.Option("--print", help="Print the configuration instead of writing it.")] = False,
     command: Annotated[
         str | None, typer.Option("--command", help="The zm to run. Default: this one, by its absolute path.")
@@ -56,9 +59,14 @@ def setup(
     """Add zero-memory to a client's configuration (and, for Claude Code, a SessionStart hook that hands each
     session its briefing). Running it again changes nothing; the file's other entries, and the keys you added
     inside ours, are kept; it lists each key it added, changed or removed."""
+    if client == "git":
+        # Not a client: this repository's git hooks, which verify its anchored memories as the code moves.
+        for installed in git_hooks.install(Path.cwd(), command or zm_command()):
+            console.print(f"{installed.change}: {installed.path}", highlight=False, markup=False)
+        return
     entries_of = CLIENTS.get(client)
     if entries_of is None:
-        raise errors.validation(f"client: expected one of {', '.join(CLIENTS)}, got {client[:40]!r}")
+        raise errors.validation(f"client: expected one of {', '.join(CLIENTS)}, git, got {client[:40]!r}")
     env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
     model_env = _capture_env(client) if capture else {}
     entries = entries_of(Setup(zm=command or zm_command(), env=env, capture=capture, model_env=model_env))

@@ -13,6 +13,8 @@ import numpy as np
 from zero_memory import errors, transitions
 from zero_memory.conflicts.models import Resolution
 from zero_memory.conflicts.plan import Plan
+from zero_memory.memory import anchoring
+from zero_memory.memory.verification import OUTDATED
 from zero_memory.store.base import Tx
 
 
@@ -51,6 +53,9 @@ def apply(tx: Tx, plan: Plan, *, vector: np.ndarray | None = None, model: str = 
         current = tx.get_dispute(dispute.id)
         status = current.status.value if current else "gone"
         raise errors.conflict(f"dispute {dispute.id} is {status}", subcode=errors.ALREADY_RESOLVED)
+    if dispute.verdict == OUTDATED and not plan.retirements:
+        # Upheld: the memory holds for the code as it is now, so its anchors follow that code.
+        anchoring.accept_current(tx, dispute.memory_a, actor=plan.actor, owner=dispute.owner, at=plan.at)
     return Resolution(
         dispute_id=dispute.id,
         status="resolved",

@@ -78,6 +78,11 @@ class LoopClosureVerdict(_Answer):
     confidence: float = Field(ge=0.0, le=1.0, description="Probability that the answer is right, 0 to 1.")
 
 
+class CodeChangeVerdict(_Answer):
+    still_true: bool = Field(description="True only if the memory is still true of the code as it is after the change.")
+    confidence: float = Field(ge=0.0, le=1.0, description="Probability that the answer is right, 0 to 1.")
+
+
 PortabilityAnswer = tuple[bool, float, str]
 """(portable, confidence, rationale): a portability verdict as the gate and the audit read it."""
 

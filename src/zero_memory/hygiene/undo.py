@@ -14,18 +14,21 @@ from zero_memory import errors, transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.memory.refine import REFINE
+from zero_memory.memory.verification import VERIFY_RETIRE
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM
 
-# The automatic invalidations a run records: a resolved pair, a loop the loop-closure stage closed, and the
-# older write of a same-session refinement.
-UNDONE = ("hygiene.auto_resolve", "close_loop", REFINE)
+# The automatic invalidations a run records: a resolved pair, a loop the loop-closure stage closed, the
+# older write of a same-session refinement, and a provisional memory a verification found made untrue.
+UNDONE = ("hygiene.auto_resolve", "close_loop", REFINE, VERIFY_RETIRE)
 
 
 def _still_as_left(action: str, memory: Memory, successor: str) -> bool:
     """The memory is still invalidated the way the run left it (not since restored and retired otherwise)."""
     if action == "close_loop":
         return memory.invalidated_reason is InvalidationReason.CLOSED
+    if action == VERIFY_RETIRE:
+        return memory.invalidated_reason is InvalidationReason.RETIRED
     return memory.superseded_by == successor
 
 

@@ -43,6 +43,7 @@ class Purpose(StrEnum):
     RETRO = "retro"
     EXTRACT = "extract"
     LOOP_CLOSURE = "loop_closure"
+    CODE_CHANGE = "code_change"
 
 
 class Tier(StrEnum):

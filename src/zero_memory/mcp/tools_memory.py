@@ -11,12 +11,14 @@ from typing import Literal
 from mcp.types import ResourceLink
 from pydantic import Field
 
+from zero_memory.domain.anchors import MAX_ANCHORS
 from zero_memory.domain.memory import MAX_CONTENT_CHARS, Kind
 from zero_memory.mcp import mirrors
 from zero_memory.mcp.resources import memory_link
 from zero_memory.mcp.tooling import ToolArgs, ToolCall, Toolset
 from zero_memory.memory import lifecycle
 from zero_memory.memory.models import (
+    AnchorSpec,
     GetMemoryResult,
     LifecycleResult,
     LinkResult,
@@ -79,6 +81,13 @@ class RememberArgs(ToolArgs):
         description="Pointers, never content: thread, client_session_id, imported_from, client, "
         "conversation_id, chunk_hash.",
     )
+    anchors: list[AnchorSpec] = Field(
+        default_factory=list,
+        max_length=MAX_ANCHORS,
+        description='The code this memory is about, in the project\'s repository: [{"path": "src/net/client.py", '
+        '"symbol": "retry"}] (symbol optional: a function, class, Class.method or constant). The server also '
+        "anchors files and symbols it finds named in the content, and flags the memory when that code changes.",
+    )
 
 
 def _declares_supersede(args: RememberArgs) -> bool:
@@ -120,6 +129,7 @@ def remember(call: ToolCall, args: RememberArgs) -> RememberResult:
         links=args.links,
         provisional=args.provisional,
         source=args.source,
+        anchors=args.anchors,
     )
     return remember_service(call.app, call.caller, request)
 

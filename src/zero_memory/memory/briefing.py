@@ -25,7 +25,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Kind, Memory, age_days
 from zero_memory.domain.records import Channel
-from zero_memory.memory.briefing_text import SECTION_SHARES, TRIAGE_POINTER, cut, fit, item_size, size
+from zero_memory.memory.briefing_text import BRIEFING_SHARES, TRIAGE_POINTER, cut, fit, item_size, size
 from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection, PendingReviews
 from zero_memory.memory.recall import MAX_LIMIT
 from zero_memory.memory.recall import recall as recall_service
@@ -88,6 +88,8 @@ def build_context(
             [m.id for m in (*conventions, *decisions)], since=now - timedelta(days=USAGE_WINDOW_DAYS)
         )
         pending = tx.count_disputes(DisputeQuery(scopes=vis.readable))
+        drifted_ids = tx.drifted_in(covered, limit=POOL)
+        drifted = [m for m in tx.get_memories(drifted_ids, vis).values() if m.live]
     rules = [*pinned, *sorted(conventions, key=lambda m: (-usage.get(m.id, 0), -m.created_at.timestamp(), m.id))]
     rules = _unique(rules)
     shown = {m.id for m in rules} | {m.id for m in loops}
@@ -107,6 +109,7 @@ def build_context(
         "rules": [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
         "open_loops": [_item(m, now, loop=True) for m in loops],
         "memories": [_item(m, now) for m in relevant],
+        "code_changed": [_item(m, now) for m in sorted(drifted, key=lambda m: (m.created_at, m.id))],
     }
     fixed = {
         "project": project,
@@ -123,11 +126,11 @@ def build_context(
 
 
 def _fitted(candidates: Mapping[str, list[BriefingItem]], budget: int, fixed: Mapping[str, object]) -> Briefing:
-    """The briefing with as many leading items of each section (``SECTION_SHARES``' names) as fit ``budget``.
+    """The briefing with as many leading items of each section (``BRIEFING_SHARES``' names) as fit ``budget``.
 
     The budget holds for ``size``: the text and the JSON a client hands the model, whichever is longer.
     """
-    names = list(SECTION_SHARES)
+    names = list(BRIEFING_SHARES)
 
     def assemble(counts: Sequence[int]) -> Briefing:
         sections = {
@@ -138,7 +141,8 @@ def _fitted(candidates: Mapping[str, list[BriefingItem]], budget: int, fixed: Ma
 
     # The fixed part at its longest: no item shown, every one counted as omitted.
     room = budget - size(assemble([0] * len(names)))
-    counts = fit([[item_size(item) for item in candidates[name]] for name in names], room)
+    costs = [[item_size(item) for item in candidates[name]] for name in names]
+    counts = fit(costs, room, list(BRIEFING_SHARES.values()))
     briefing = assemble(counts)
     while size(briefing) > budget and any(counts):
         largest = max(range(len(counts)), key=lambda i: counts[i])

@@ -19,15 +19,13 @@ from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSe
 ITEM_CHARS = 600
 """A longer memory is cut in the briefing (``truncated``); ``get_memory`` has it whole."""
 
-SECTION_SHARES = {"rules": 0.3, "open_loops": 0.35, "memories": 0.35}
-"""The briefing's sections of items, in order, and each one's first claim on the budget."""
+SECTION_SHARES = (0.3, 0.35, 0.35)
+"""Rules, open loops, memories: each section's first claim on the budget."""
 
 TRIAGE_POINTER = "run the `triage` prompt (or open the dashboard's review queue) to settle them"
 
 
-def fit(
-    costs: Sequence[Sequence[int]], room: int, shares: Sequence[float] = tuple(SECTION_SHARES.values())
-) -> list[int]:
+def fit(costs: Sequence[Sequence[int]], room: int, shares: Sequence[float] = SECTION_SHARES) -> list[int]:
     """How many leading items of each section fit in ``room`` characters.
 
     First each section takes items, in order, up to its share of the room;
@@ -98,6 +96,17 @@ HEADINGS = (
 )
 
 
+CODE_CHANGED_HEADING = "## Code changed since verified: re-check these against the code before relying on them"
+BRIEFING_SHARES = {
+    "rules": SECTION_SHARES[0],
+    "open_loops": SECTION_SHARES[1],
+    "memories": SECTION_SHARES[2] - 0.1,
+    "code_changed": 0.1,
+}
+"""The briefing's sections of items, in order, and each one's first claim on the budget: the three above, the
+memories' share lending a tenth to those whose code changed (a share a section does not use goes to the others)."""
+
+
 def render(briefing: Briefing) -> str:
     lines = [_title(briefing), _writes(briefing)]
     for name, heading, more in HEADINGS:
@@ -108,6 +117,13 @@ def render(briefing: Briefing) -> str:
             lines.append(f"({section.omitted} more not shown: {more})")
         elif not section.items:
             lines.append("(none)")
+    changed = briefing.code_changed
+    if changed.items or changed.omitted:
+        # Only when there is something: most briefings have no memory whose code moved under it.
+        lines += ["", CODE_CHANGED_HEADING]
+        lines += [item_text(item) for item in changed.items]
+        if changed.omitted:
+            lines.append(f"({changed.omitted} more not shown: zm conflicts list --verdict outdated)")
     lines += ["", "## Pending reviews", _pending(briefing)]
     return "\n".join(lines)
 

@@ -47,6 +47,10 @@ class Briefing(BaseModel):
     rules: BriefingSection
     open_loops: BriefingSection
     memories: BriefingSection
+    code_changed: BriefingSection = Field(
+        default_factory=lambda: BriefingSection(items=[], omitted=0),
+        description="Memories whose code changed or went since they were verified: re-check before relying on them.",
+    )
     pending_reviews: PendingReviews
     budget_chars: int = Field(
         description="The briefing's budget, in characters of its JSON (what a client hands the model) and of its text."

@@ -18,7 +18,7 @@ from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.domain.records import Visibility
-from zero_memory.memory import freshness
+from zero_memory.memory import anchoring, freshness
 from zero_memory.memory.models import (
     AuditView,
     DisputeRef,
@@ -249,6 +249,7 @@ def get_memory(
         page = tx.audit_for_memory(memory.id, limit=limit + 1, before=before)
         chain = history(tx, vis, memory)
         pinned = bool(tx.pinned([memory.id]))
+        anchors = tx.anchors_of([memory.id]).get(memory.id, [])
         stale = freshness.stale_days_of(memory, now, freshness.affirmed(tx, [memory], now).get(memory.id))
     return GetMemoryResult(
         memory=memory_view(memory, now, disputed=bool(disputes), pinned=pinned, stale_days=stale),
@@ -257,6 +258,7 @@ def get_memory(
             for lk in links
         ],
         history=chain,
+        anchors=[anchoring.view(record) for record in anchors],
         audit=[
             AuditView(
                 at=to_text(a.at),

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from zero_memory.domain.anchors import MAX_ANCHORS, MAX_PATH_LENGTH, MAX_SYMBOL_LENGTH
 from zero_memory.domain.memory import Kind
 
 WriteStatus = Literal["created", "absorbed", "yielded"]
@@ -33,6 +34,32 @@ class SourceSpec(Strict):
     client: str | None = Field(default=None, max_length=200)
     conversation_id: str | None = Field(default=None, max_length=500)
     chunk_hash: str | None = Field(default=None, max_length=100)
+
+
+class AnchorSpec(Strict):
+    """An anchor as a writer names it."""
+
+    path: str = Field(
+        min_length=1,
+        max_length=MAX_PATH_LENGTH,
+        description="A file, relative to the repository's root (src/net/client.py).",
+    )
+    symbol: str | None = Field(
+        default=None,
+        max_length=MAX_SYMBOL_LENGTH,
+        description="A function, class, method (Class.method) or top-level constant in that file.",
+    )
+
+
+class AnchorView(BaseModel):
+    """An anchor as the tools show it."""
+
+    path: str
+    symbol: str | None = None
+    origin: str
+    state: str
+    commit: str | None = None
+    drift: str | None = None
 
 
 class SessionInfo(BaseModel):
@@ -64,6 +91,7 @@ class RememberRequest(Strict):
     links: list[LinkSpec] = Field(default_factory=list)
     provisional: bool = False
     source: SourceSpec | None = None
+    anchors: list[AnchorSpec] = Field(default_factory=list, max_length=MAX_ANCHORS)
 
 
 class RememberResult(BaseModel):
@@ -77,6 +105,7 @@ class RememberResult(BaseModel):
     hint: str | None = None
     routed_to_project: dict[str, str] | None = None
     length_directive: str | None = None
+    anchors: list[AnchorView] = Field(default_factory=list)
     session: SessionInfo
 
 
@@ -92,6 +121,10 @@ class Hit(BaseModel):
     age_days: float
     disputed: bool
     stale_days: int | None = None
+    # The code the memory describes ("path::symbol"), and the commits between which it changed since it was
+    # last verified ("FROM..TO"): re-check such a memory against the code before relying on it.
+    anchors: list[str] = Field(default_factory=list)
+    code_changed: str | None = None
 
 
 class RecallResult(BaseModel):
@@ -164,6 +197,9 @@ class GetMemoryResult(BaseModel):
     memory: MemoryView
     links: list[LinkView]
     history: list[HistoryEntry]
+    anchors: list[AnchorView] = Field(
+        default_factory=list, description="The code the memory describes, and what verification last found of it."
+    )
     audit: list[AuditView] = Field(description="The audit trail, newest first; one page of it.")
     disputes: list[DisputeRef]
     next_cursor: str | None = Field(

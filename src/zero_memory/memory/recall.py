@@ -36,6 +36,7 @@ from zero_memory.app import App
 from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel, Visibility
 from zero_memory.memory import freshness
+from zero_memory.memory.anchoring import code_changed
 from zero_memory.memory.models import Hit, RecallResult
 from zero_memory.memory.targets import read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
@@ -199,6 +200,7 @@ def recall(
         )[:limit]
         # Freshness only matters for what is returned.
         reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
+        anchored = tx.anchors_of([m.id for _, m in ranked])
     if session.pending:
         # The hint names a project still to create or a session still to attach: written once, after the
         # read (a project that does not exist yet holds nothing to recall), and never again in the session.
@@ -219,6 +221,8 @@ def recall(
             age_days=round(age_days(m.created_at, now), 3),
             disputed=m.id in disputed,
             stale_days=freshness.stale_days_of(m, now, reaffirmed.get(m.id)),
+            anchors=[a.anchor.label for a in anchored.get(m.id, [])],
+            code_changed=code_changed(anchored.get(m.id, [])),
         )
         for value, m in ranked
     ]

@@ -22,6 +22,7 @@ from zero_memory.access.project_identity import different_projects, project_path
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain import scopes
+from zero_memory.domain.anchors import AnchorRecord
 from zero_memory.domain.memory import (
     MAX_DECLARED_SUPERSEDES,
     AuthorKind,
@@ -35,7 +36,7 @@ from zero_memory.domain.records import Visibility
 from zero_memory.ids import memory_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions.portability import gate_check
-from zero_memory.memory import gate
+from zero_memory.memory import anchoring, gate
 from zero_memory.memory.models import (
     LinkSpec,
     RememberRequest,
@@ -130,6 +131,15 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
     return _Plan(project, routed={"project": project, "reason": decision.reason}, source=source)
 
 
+def _anchors(app: App, caller: Caller, scope: str, req: RememberRequest) -> list[AnchorRecord]:
+    """The memory's anchors: those named, and those its words name where the project's tree is in sight."""
+    named = anchoring.named(req.anchors)
+    with app.store.tx() as tx:
+        visibility(tx, caller.uid)
+        repository = anchoring.repository_of(tx, scope, named)
+    return anchoring.locate(repository, named, req.content, app.clock())
+
+
 def _check_link_targets(tx: Tx, vis: Visibility, links: list[LinkSpec]) -> None:
     """A declared supersede of a memory the caller can read but not write fails the whole write.
 
@@ -149,6 +159,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
     source = _source(req, caller)
     check_fields(_text_fields(req, source))
     plan = _plan(app, caller, req, source)
+    located = _anchors(app, caller, plan.scope, req)
     vector = app.embedder.embed([req.content])[0]
     config = app.settings.hygiene
     now = app.clock()
@@ -217,10 +228,13 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
                 "client": caller.client,
                 "routed_to_project": plan.routed,
                 "declared": [link.dst for link in req.links],
+                "anchors": [f"{r.origin.value}:{r.anchor.label}" for r in located],
             },
             run_id=None,
             at=now,
         )
+        if located:
+            tx.set_anchors(incoming.id, located, now)
         superseded, skipped = _declared_links(tx, vis, caller, incoming, req.links, now)
         declared_any = any(link.type == "supersedes" for link in req.links)
         paths: dict[str, str] = {}
@@ -257,6 +271,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         hint=_hint(similar),
         routed_to_project=plan.routed,
         length_directive=_length_directive(req.content, config.length_directive_chars),
+        anchors=[anchoring.view(record) for record in located],
         session=session.info,
     )
 

@@ -32,6 +32,7 @@ from zero_memory.domain.records import (
     User,
     Visibility,
 )
+from zero_memory.store.anchor_port import AnchorTx
 from zero_memory.store.fulltext import TextPlan
 
 
@@ -143,7 +144,7 @@ class DisputeQuery:
     after: str | None = None
 
 
-class Tx(Protocol):
+class Tx(AnchorTx, Protocol):
     def serialize(self, key: str) -> None:
         """Serialize this write transaction with every other one naming the same key."""
         ...

@@ -11,6 +11,7 @@ literal percent sign.
 from __future__ import annotations
 
 from zero_memory.store.queries.accounts import AccountQueries
+from zero_memory.store.queries.anchors import AnchorQueries
 from zero_memory.store.queries.capture import CaptureQueries
 from zero_memory.store.queries.copying import CopyQueries
 from zero_memory.store.queries.erasure import ErasureQueries
@@ -37,5 +38,6 @@ class SqlTx(
     CaptureQueries,
     CopyQueries,
     ErasureQueries,
+    AnchorQueries,
 ):
     """Everything both stores do with the same SQL. Adapters supply the hooks of ``SqlBase``."""

@@ -49,6 +49,12 @@ COPY_TABLES: dict[str, CopiedTable] = {
         _table("sessions", "owner, session_id", "owner, session_id, attached_scope, created_at"),
         _table("memories", "seq", f"seq, {MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim"),
         _table("pins", "memory_id", "memory_id, pinned_by, pinned_at"),
+        _table(
+            "memory_anchors",
+            "memory_id, path, symbol",
+            "memory_id, path, symbol, origin, state, repository, verified_commit, content_hash, verified_at, drift, "
+            "observed_path, observed_symbol, observed_hash, created_at",
+        ),
         _table("links", "id", "id, src, dst, type, created_at, created_by, run_id, removed_at"),
         _table("audit", "seq", "seq, at, actor, action, owner, memory_ids, payload, run_id"),
         _table("audit_memories", "memory_id, audit_seq", "audit_seq, memory_id"),

@@ -28,6 +28,7 @@ from zero_memory.mcp.http import BearerAuth, transport_security
 from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.oauth import Endpoints, Provider
 from zero_memory.mcp.server import build_server
+from zero_memory.web import verify_api
 
 MCP_PATH = "/mcp"
 
@@ -90,6 +91,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route(MCP_PATH, BearerAuth(mcp_app, app.store, endpoints=endpoints, clock=app.clock)),
+        *verify_api.routes(app),
     ]
     if endpoints is not None:
         provider = Provider(app.store, app.settings.oauth, _secret(app), endpoints, app.clock)

@@ -58,6 +58,7 @@ class ErasureQueries(SqlBase):
             )
         # What hangs off the memories that go, then the memories.
         counts["pins"] = self._exec(f"DELETE FROM pins WHERE memory_id IN ({REMOVED})", doomed)
+        counts["memory_anchors"] = self._exec(f"DELETE FROM memory_anchors WHERE memory_id IN ({REMOVED})", doomed)
         counts["links"] = self._exec(f"DELETE FROM links WHERE src IN ({REMOVED}) OR dst IN ({REMOVED})", doomed * 2)
         counts["rescan_guards"] = self._exec(f"DELETE FROM rescan_guards WHERE memory_id IN ({REMOVED})", doomed)
         counts["judgements"] = self._erase_judgements(doomed)

@@ -1,0 +1,437 @@
+"""What a verification of a project's anchors changes on the server.
+
+Verification runs where the code is (``zm verify`` on a developer's machine, workspace/check.py) and reports
+one outcome per anchor; this module applies them, each through the pure ``domain.anchors.step_for``:
+
+- unchanged: the anchor is stamped with the commit it was verified at (the next verification diffs from
+  there, so it stays cheap);
+- moved: the anchor follows the code to its new place, with an audit row that keeps the old place;
+- changed or gone: the memory gets one ``outdated`` review-queue row carrying the evidence (the diff of the
+  anchored region, the commit range), and the anchor is marked so recall and the briefing flag the memory.
+  While that row is open a later verification brings its evidence up to date instead of raising another.
+
+A report about an anchor that changed on the server meanwhile (re-anchored by someone else, removed with its
+memory) is skipped: the next verification reads the current state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from zero_memory import errors, transitions
+from zero_memory.access.caller import Caller
+from zero_memory.access.projects import resolve_hint
+from zero_memory.access.visibility import visibility
+from zero_memory.app import App
+from zero_memory.clock import from_text, to_text
+from zero_memory.domain.anchors import (
+    DIFF_LIMIT,
+    Action,
+    Anchor,
+    AnchorRecord,
+    AnchorState,
+    Changed,
+    Gone,
+    Moved,
+    Origin,
+    Outcome,
+    Unchanged,
+    step_for,
+)
+from zero_memory.domain.memory import InvalidationReason, Memory, Rank
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, Visibility
+from zero_memory.ids import new_id
+from zero_memory.judge.owners import judge_for
+from zero_memory.judge.questions import code_change
+from zero_memory.settings import HygieneConfig
+from zero_memory.store.base import Tx
+
+OUTDATED = "outdated"
+VERIFY_RUN = "verify"  # the kind of run a verification's automatic retirements belong to
+VERIFY_RETIRE = "verify.retire"  # their audit action
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One anchor as the verifier found it: the record it was sent, and the outcome."""
+
+    record: AnchorRecord
+    outcome: Outcome
+
+
+class VerifyResult(BaseModel):
+    project: str
+    target: str
+    anchors: int
+    stamped: int = 0
+    reanchored: int = 0
+    raised: int = 0
+    updated_rows: int = 0
+    judged_still_true: int = 0
+    retired: int = 0
+    unchanged_rows: int = 0
+    skipped: int = 0
+    rows: list[str] = []
+
+
+def apply(
+    app: App, caller: Caller, project: str, reports: Sequence[Report], *, target: str, repository: str
+) -> VerifyResult:
+    """Apply a verification of ``project`` at ``target`` (a commit, or the working tree's name)."""
+    now = app.clock()
+    result = VerifyResult(project=project, target=target, anchors=len(reports))
+    verdicts = _judged(app, caller, reports, now)  # the model is asked before the write lock is taken
+    with app.store.tx(write=True) as tx:
+        tx.serialize(f"verify:{project}")
+        vis = visibility(tx, caller.uid)
+        current = tx.anchors_of({r.record.memory_id for r in reports})
+        context = _Context(tx, vis, caller, target, repository, now, result, app.settings.hygiene)
+        for report in reports:
+            stored = _stored(current, report.record)
+            if stored is None or tx.get_memory(stored.memory_id, vis) is None:
+                result.skipped += 1
+                continue
+            context.apply_one(stored, report.outcome, verdicts.get(_key(stored)))
+        if context.run is not None:
+            transitions.finish_run(tx, context.run, RunStatus.COMPLETED, {"auto_resolved": result.retired}, at=now)
+    return result
+
+
+def _key(record: AnchorRecord) -> tuple[str, str, str | None]:
+    return record.memory_id, record.path, record.symbol
+
+
+def _judged(app: App, caller: Caller, reports: Sequence[Report], now: datetime) -> dict[Any, Verdict]:
+    """The judge's word on each changed anchor it has not yet seen at this code: asked of the memory owner's
+    judge, once per memory and region (a changed region already reported keeps its row, unasked)."""
+    asked: dict[Any, Verdict] = {}
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        current = tx.anchors_of({r.record.memory_id for r in reports if isinstance(r.outcome, Changed)})
+        memories = tx.get_memories(list(current), vis)
+    for report in reports:
+        stored = _stored(current, report.record)
+        outcome = report.outcome
+        memory = memories.get(report.record.memory_id)
+        if (
+            stored is None
+            or memory is None
+            or not memory.live
+            or not isinstance(outcome, Changed)
+            or stored.content_hash is None
+            or stored.observed_hash == outcome.content_hash
+        ):
+            continue
+        judge = judge_for(app.judge_factory, memory.owner)
+        if judge.offer_mode:
+            continue
+        request = code_change.request_for(memory, stored.anchor.label, outcome.diff, now)
+        answer = code_change.ask(judge, request)
+        if answer is not None:
+            asked[_key(stored)] = Verdict(*answer, model=judge.model_for(request))
+    return asked
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    still_true: bool
+    confidence: float
+    rationale: str
+    model: str
+
+
+def _stored(current: dict[str, list[AnchorRecord]], sent: AnchorRecord) -> AnchorRecord | None:
+    for record in current.get(sent.memory_id, []):
+        if (record.path, record.symbol) == (sent.path, sent.symbol):
+            return record
+    return None
+
+
+@dataclass
+class _Context:
+    """One verification's write transaction and what it applies each outcome with."""
+
+    tx: Tx
+    vis: Visibility
+    caller: Caller
+    target: str
+    repository: str
+    now: datetime
+    result: VerifyResult
+    config: HygieneConfig
+    run: Run | None = None
+
+    def apply_one(self, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
+        step = step_for(stored, outcome)
+        if step.action is Action.STAMP:
+            self._stamp(stored, outcome)
+        elif step.action is Action.REANCHOR and isinstance(outcome, Moved):
+            self._follow(stored, outcome.path, outcome.symbol, outcome.content_hash, "anchor.move", {})
+            self.result.reanchored += 1
+        elif step.action is Action.RAISE:
+            self._raise(stored, outcome, verdict)
+
+    def _stamp(self, stored: AnchorRecord, outcome: Outcome) -> None:
+        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
+        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
+        stamped = replace(
+            stored,
+            path=where.path,
+            symbol=where.symbol,
+            state=AnchorState.VERIFIED,
+            repository=self.repository,
+            commit=self.target,
+            content_hash=content_hash,
+            verified_at=self.now,
+            drift=None,
+            observed=None,
+            observed_hash=None,
+        )
+        if stamped != stored:
+            self.tx.update_anchor(stored, stamped)
+            self.result.stamped += 1
+
+    def _follow(
+        self,
+        stored: AnchorRecord,
+        path: str,
+        symbol: str | None,
+        content_hash: str,
+        action: str,
+        why: dict[str, object],
+    ) -> None:
+        """The anchor follows the code to its place now, with an audit row that keeps where it was."""
+        moved = replace(
+            stored,
+            path=path,
+            symbol=symbol,
+            state=AnchorState.VERIFIED,
+            repository=self.repository,
+            commit=self.target,
+            content_hash=content_hash,
+            verified_at=self.now,
+            drift=None,
+            observed=None,
+            observed_hash=None,
+        )
+        if self.tx.update_anchor(stored, moved):
+            memory = self.tx.get_memory(stored.memory_id, self.vis)
+            self.tx.add_audit(
+                actor=self.caller.uid,
+                action=action,
+                owner=memory.owner if memory else self.caller.uid,
+                memory_ids=[stored.memory_id],
+                payload={
+                    "from": stored.anchor.label,
+                    "to": moved.anchor.label,
+                    "hash": stored.content_hash,
+                    "commit": stored.commit,
+                    "new_commit": self.target,
+                    **why,
+                },
+                run_id=None,
+                at=self.now,
+            )
+
+    def _raise(self, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
+        tx, now, result = self.tx, self.now, self.result
+        memory = tx.get_memory(stored.memory_id, self.vis)
+        if memory is None or not memory.live:
+            result.skipped += 1
+            return
+        judged = _judgement(verdict)
+        if verdict is not None and isinstance(outcome, Changed):
+            if verdict.still_true and verdict.confidence >= self.config.auto_confidence:
+                # The judge is sure the memory still holds: it follows the code, no row.
+                self._follow(stored, outcome.path, outcome.symbol, outcome.content_hash, "anchor.accept", judged)
+                result.judged_still_true += 1
+                return
+            open_rows = tx.open_disputes_for([memory.id])
+            if (
+                not verdict.still_true
+                and verdict.confidence >= self.config.auto_invalidate_confidence
+                and memory.rank == Rank.PROVISIONAL
+                and not memory.restored
+                and not open_rows
+            ):
+                self._retire(memory, stored, outcome, judged)
+                return
+        drift = f"{(stored.commit or '?')[:12]}..{self.target[:12]}"
+        evidence = _evidence(stored, outcome, drift)
+        gone = isinstance(outcome, Gone)
+        observed = None if gone else Anchor(outcome.path, outcome.symbol)  # type: ignore[union-attr]
+        marked = replace(
+            stored,
+            state=AnchorState.GONE if gone else AnchorState.CHANGED,
+            drift=drift,
+            observed=observed,
+            observed_hash=None if gone else outcome.content_hash,  # type: ignore[union-attr]
+        )
+        if marked != stored:
+            tx.update_anchor(stored, marked)
+        open_row = next(
+            (d for d in tx.open_disputes_for([memory.id]) if d.shape is DisputeShape.SINGLE and d.verdict == OUTDATED),
+            None,
+        )
+        if open_row is not None:
+            if open_row.reason != evidence and tx.update_outdated(open_row.id, evidence):
+                result.updated_rows += 1
+            else:
+                result.unchanged_rows += 1
+            return
+        dispute = Dispute(
+            id=new_id("dsp"),
+            owner=memory.owner,
+            shape=DisputeShape.SINGLE,
+            verdict=OUTDATED,
+            origin="verify",
+            status=DisputeStatus.PENDING,
+            memory_a=memory.id,
+            created_at=now,
+            reason=evidence,
+            confidence=verdict.confidence if verdict else None,
+            rationale=verdict.rationale if verdict else None,
+            model=verdict.model if verdict else None,
+        )
+        transitions.raise_dispute(
+            tx, dispute, actor=self.caller.uid, at=now, payload={"anchor": stored.anchor.label, "commits": drift}
+        )
+        result.raised += 1
+        result.rows.append(dispute.id)
+
+    def _retire(self, memory: Memory, stored: AnchorRecord, outcome: Changed, judged: dict[str, object]) -> None:
+        """A provisional memory the judge is sure the change made untrue: retired in a run, undoable."""
+        if self.run is None:
+            self.run = Run(
+                id=new_id("run"),
+                owner=memory.owner,
+                kind=VERIFY_RUN,
+                status=RunStatus.RUNNING,
+                dry_run=False,
+                started_by=self.caller.uid,
+                started_at=self.now,
+                finished_at=None,
+                summary={},
+            )
+            transitions.start_run(self.tx, self.run, at=self.now)
+        transitions.retire(
+            self.tx,
+            memory,
+            successor=None,
+            reason=InvalidationReason.RETIRED,
+            actor=self.caller.uid,
+            action=VERIFY_RETIRE,
+            at=self.now,
+            payload={"anchor": stored.anchor.label, "commit": self.target, **judged},
+            run_id=self.run.id,
+        )
+        self.result.retired += 1
+
+
+def _judgement(verdict: Verdict | None) -> dict[str, object]:
+    if verdict is None:
+        return {}
+    return {
+        "verdict": "still_true" if verdict.still_true else "no_longer_true",
+        "confidence": verdict.confidence,
+        "rationale": verdict.rationale,
+        "model": verdict.model,
+    }
+
+
+def _evidence(stored: AnchorRecord, outcome: Outcome, drift: str) -> str:
+    if isinstance(outcome, Gone):
+        return f"The code this memory describes is gone: {stored.anchor.label} ({outcome.reason}, commits {drift})."
+    assert isinstance(outcome, Changed)
+    place = stored.anchor.label
+    now_at = f"{outcome.path}::{outcome.symbol}" if outcome.symbol else outcome.path
+    moved = f" (now at {now_at})" if now_at != place else ""
+    return f"The code this memory describes changed: {place}{moved}, commits {drift}.\n{outcome.diff}"
+
+
+def project_for(app: App, caller: Caller, hint: str) -> str:
+    """The caller's project a repository names (its path or remote), never created here."""
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        return resolve_hint(tx, vis, hint, auto_create=False, dry=True).scope
+
+
+def anchors_of_project(app: App, caller: Caller, project: str) -> list[AnchorRecord]:
+    """Every anchor of the project's live memories the caller can read."""
+    with app.store.tx() as tx:
+        vis = visibility(tx, caller.uid)
+        if not vis.can_read(project):
+            raise errors.not_found(f"project {project}")
+        return tx.anchors_in([project])
+
+
+# On the wire (zm verify talking to a zm serve over HTTP): plain JSON objects.
+
+
+def record_json(record: AnchorRecord) -> dict[str, Any]:
+    return {
+        "memory_id": record.memory_id,
+        "path": record.path,
+        "symbol": record.symbol,
+        "origin": record.origin.value,
+        "state": record.state.value,
+        "repository": record.repository,
+        "commit": record.commit,
+        "content_hash": record.content_hash,
+        "verified_at": to_text(record.verified_at) if record.verified_at else None,
+        "drift": record.drift,
+        "observed": {"path": record.observed.path, "symbol": record.observed.symbol} if record.observed else None,
+        "observed_hash": record.observed_hash,
+    }
+
+
+def record_from_json(data: Mapping[str, Any]) -> AnchorRecord:
+    try:
+        return AnchorRecord(
+            memory_id=str(data["memory_id"]),
+            path=str(data["path"]),
+            symbol=data.get("symbol") or None,
+            origin=Origin(data["origin"]),
+            state=AnchorState(data["state"]),
+            repository=data.get("repository"),
+            commit=data.get("commit"),
+            content_hash=data.get("content_hash"),
+            verified_at=from_text(data["verified_at"]) if data.get("verified_at") else None,
+            drift=data.get("drift"),
+            observed=Anchor(str(seen["path"]), seen.get("symbol") or None) if (seen := data.get("observed")) else None,
+            observed_hash=data.get("observed_hash"),
+        )
+    except (KeyError, ValueError, TypeError, AttributeError) as error:
+        raise errors.validation(f"anchor: {error}") from error
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    return {"outcome": type(outcome).__name__.lower(), **asdict(outcome)}
+
+
+OUTCOMES: dict[str, type[Unchanged | Moved | Changed | Gone]] = {
+    "unchanged": Unchanged,
+    "moved": Moved,
+    "changed": Changed,
+    "gone": Gone,
+}
+
+
+def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
+    kind = OUTCOMES.get(str(data.get("outcome")))
+    if kind is None:
+        raise errors.validation(f"outcome: one of {', '.join(OUTCOMES)}")
+    fields: dict[str, Any] = {name: data.get(name) for name in kind.__dataclass_fields__}
+    if any(not isinstance(value, str) for name, value in fields.items() if name != "symbol" or value is not None):
+        raise errors.validation("outcome: every field is a string (symbol may be null)")
+    if isinstance(fields.get("diff"), str) and len(fields["diff"]) > DIFF_LIMIT:
+        raise errors.validation(f"outcome: a diff of at most {DIFF_LIMIT} characters")
+    try:
+        return kind(**fields)
+    except TypeError as error:
+        raise errors.validation(f"outcome: {error}") from error
