@@ -98,20 +98,7 @@ def test_the_first_unscoped_remember_from_codex_lands_in_the_repositorys_project
     assert answer(output)["scope"] == project["scope"]
 
 
-@pytest.mark.parametrize(
-    "length",
-    [
-        "short",
-        pytest.param(
-            "long",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 28 item 3: the budget is measured on the text rendering, but Codex hands the model "
-                "the JSON of build_context's structuredContent: over the budget on a store of long memories",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("length", ["short", "long"])
 def test_the_briefing_codex_hands_the_model_fits_the_budget(agents: Agents, length: str) -> None:
     repo = agents.repo("work/api")
     agents.zm("setup", "codex")
