@@ -276,11 +276,11 @@ def test_setup_claude_code_capture_adds_hooks_that_send_a_session_once_paid_with
     (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [theirs]}}))
     env = setup_env(home, model)
 
-    first = zm("setup", "claude-code", "--capture", env=env)
+    first = zm("setup", "claude-code", "--capture", "--no-warm", env=env)
     assert first.exit_code == 0, first.stderr
     assert "added: hooks.PreCompact: hook claude-code" in first.stdout
     assert "added: hooks.SessionEnd: hook claude-code" in first.stdout
-    again = zm("setup", "claude-code", "--capture", env=env)
+    again = zm("setup", "claude-code", "--capture", "--no-warm", env=env)
     assert "added" not in again.stdout and again.stdout.count("unchanged:") == 4
 
     settings = json.loads((home / ".claude" / "settings.json").read_text())
@@ -332,8 +332,8 @@ def test_setup_codex_capture_sets_notify_once_and_the_program_sends_a_turn(
     config.write_text(CODEX_TOML)
     env = setup_env(home, model)
 
-    assert "added: notify: hook codex" in zm("setup", "codex", "--capture", env=env).stdout
-    again = zm("setup", "codex", "--capture", env=env)
+    assert "added: notify: hook codex" in zm("setup", "codex", "--capture", "--no-warm", env=env).stdout
+    again = zm("setup", "codex", "--capture", "--no-warm", env=env)
     assert again.exit_code == 0 and again.stdout.count("unchanged:") == 2
     text = config.read_text()
     assert text.startswith("# my Codex settings") and SERVER_KEY not in text
@@ -365,14 +365,14 @@ def test_setup_capture_never_replaces_another_notify_and_needs_a_model_and_a_hoo
     config.parent.mkdir(parents=True)
     mine = 'notify = ["my-notifier", "--token-file", "/home/me/.notify"]\n'
     config.write_text(mine)
-    refused = zm("setup", "codex", "--capture", env=setup_env(home, model))
+    refused = zm("setup", "codex", "--capture", "--no-warm", env=setup_env(home, model))
     assert refused.exit_code == 1 and refused.stderr.startswith("validation_failed:"), refused.stderr
     assert "Codex runs only one" in refused.stderr and "my-notifier" not in refused.stderr
     assert config.read_text() == mine
 
-    cursor = zm("setup", "cursor", "--capture", env=setup_env(home, model))
+    cursor = zm("setup", "cursor", "--capture", "--no-warm", env=setup_env(home, model))
     assert cursor.exit_code == 1 and cursor.stderr.startswith("validation_failed: --capture: cursor has no")
-    no_model = zm("setup", "claude-code", "--capture", env={"HOME": str(home)})
+    no_model = zm("setup", "claude-code", "--capture", "--no-warm", env={"HOME": str(home)})
     assert no_model.exit_code == 1 and no_model.stderr.startswith("validation_failed: --capture needs an extraction")
     assert not (home / ".claude.json").exists() and not (home / ".cursor").exists()
     assert model.requests == []

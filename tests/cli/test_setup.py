@@ -10,9 +10,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.cli.harness import Result, Zm
 from zero_memory.cli.client_config import BRIEFING_MATCHER, HookEntry, ServerEntry, redact
+from zero_memory.mcp import catalogue
 
 CLAUDE_JSON = {
     "numStartups": 12,
@@ -38,8 +40,9 @@ args = ["--stdio"]
 """
 
 
-def run_setup(zm: Zm, home: Path, *args: str, env: dict[str, str] | None = None) -> Result:
-    done = zm("setup", *args, env={"HOME": str(home), **(env or {})})
+def run_setup(zm: Zm, home: Path, *args: str, env: dict[str, str] | None = None, warm: bool = False) -> Result:
+    """``zm setup ARGS``; without starting zm mcp ahead unless ``warm`` (the test of that is below)."""
+    done = zm("setup", *args, *([] if warm else ["--no-warm"]), env={"HOME": str(home), **(env or {})})
     assert done.exit_code == 0, done.stderr
     return done
 
@@ -280,3 +283,17 @@ def test_the_briefing_hook_gets_its_matcher_and_keeps_what_the_user_added() -> N
     assert alone["hooks"]["SessionStart"] == [  # type: ignore[index]
         {"hooks": [{**original, "command": "/bin/zm context --hook"}], "matcher": BRIEFING_MATCHER}
     ]
+
+
+def test_setup_starts_zm_mcp_ahead_so_the_first_start_answers_at_once(zm_binary: Zm, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    done = run_setup(zm_binary, home, "codex", warm=True)
+    versions = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert f"ready: zm mcp answers at once (protocol versions {versions})" in done.stdout
+    data_home = Path(zm_binary.env["ZM_HOME"])
+    on_record = catalogue.load(data_home, catalogue.fingerprint())
+    assert set(on_record) == set(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert all(answer["tools"]["tools"] for answer in on_record.values())
+    again = run_setup(zm_binary, home, "codex", warm=True)  # all on record: nothing started
+    assert f"ready: zm mcp answers at once (protocol versions {versions})" in again.stdout

@@ -108,7 +108,15 @@ def test_git_mv_is_followed_without_a_row(zm_repo: tuple[Zm, GitRepo]) -> None:
     assert outdated_rows(zm) == []
     shown = zm("get", memory["id"], "--json").json()
     assert [(a["path"], a["state"]) for a in shown["anchors"]] == [("net/http_client.py", "verified")]
-    assert any(entry["action"] == "anchor.move" for entry in shown["audit"])  # the old place is on record
+    move = next(entry for entry in shown["audit"] if entry["action"] == "anchor.move")  # the old place on record
+    assert move["run_id"] and move["payload"]["from"] == "net/client.py::retry"
+
+    undone = zm("hygiene", "undo", move["run_id"], "--json")  # reversible: the anchor goes back
+    assert undone.exit_code == 0, undone.stderr
+    assert undone.json()["anchors_moved_back"] == 1
+    back = zm("get", memory["id"], "--json").json()
+    assert [(a["path"], a["symbol"]) for a in back["anchors"]] == [("net/client.py", "retry")]
+    assert verify(zm, repo)["reanchored"] == 1  # and the next verification follows the code again
 
 
 def test_a_deleted_symbol_raises_a_row_saying_so(zm_repo: tuple[Zm, GitRepo]) -> None:

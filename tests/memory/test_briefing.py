@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -56,6 +57,22 @@ def test_fit_never_takes_more_than_the_room() -> None:
         counts = fit(costs, room)
         taken = sum(sum(section[:n]) for section, n in zip(costs, counts, strict=True))
         assert taken <= room
+
+
+def test_an_items_flags_appear_in_its_json_only_when_set(app: App, alice: Caller) -> None:
+    rule = write(app, alice, "Squash merge feature branches", "convention", scope="personal")
+    pins.pin(app, alice, rule.id)
+    write(app, alice, "Prefer tabs", "preference", scope="personal")
+    write(app, alice, "Move CI to the new runners", "task", scope="personal")
+    write(app, alice, "A gotcha " + "about the runners " * 60, "gotcha", scope="personal")
+    briefing = json.loads(build_context(app, alice).model_dump_json())
+    sections = ("rules", "open_loops", "memories")
+    items = {item["content"][:12]: item for name in sections for item in briefing[name]["items"]}
+    assert set(items["Squash merge"]) == {"id", "kind", "scope", "age_days", "content", "pinned"}
+    assert set(items["Prefer tabs"]) == {"id", "kind", "scope", "age_days", "content"}
+    assert set(items["Move CI to t"]) == {"id", "kind", "scope", "age_days", "content", "open_days"}
+    assert set(items["A gotcha abo"]) == {"id", "kind", "scope", "age_days", "content", "truncated"}
+    assert briefing["pending_reviews"] == {"count": 0}
 
 
 def test_a_long_memory_is_cut_and_marked() -> None:
@@ -150,6 +167,8 @@ def test_the_briefing_stays_within_its_budget_and_counts_what_it_left_out(
     briefing = build_context(app, alice)
     text = render(briefing)
     assert len(text) <= 2000 == briefing.budget_chars
+    # The JSON too: what Claude Code and Codex hand the model instead of the text.
+    assert len(briefing.model_dump_json()) <= 2000
     assert briefing.rules.items and briefing.open_loops.items
     assert briefing.rules.omitted + len(briefing.rules.items) == 30
     assert briefing.open_loops.omitted + len(briefing.open_loops.items) == 30

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from zero_memory import errors
-from zero_memory.cli import git_hooks
+from zero_memory.cli import git_hooks, warm_start
 from zero_memory.cli.client_config import (
     CAPTURE_CLIENTS,
     CAPTURE_ENV,
@@ -22,7 +22,7 @@ from zero_memory.cli.client_config import (
     apply_all,
     snippet,
 )
-from zero_memory.cli.common import console, handles_errors
+from zero_memory.cli.common import console, handles_errors, settings
 from zero_memory.settings import Settings
 
 
@@ -47,6 +47,13 @@ def setup(
     command: Annotated[
         str | None, typer.Option("--command", help="The zm to run. Default: this one, by its absolute path.")
     ] = None,
+    warm: Annotated[
+        bool,
+        typer.Option(
+            "--warm/--no-warm",
+            help="Start zm mcp once per protocol version now, so the client's first start answers at once.",
+        ),
+    ] = True,
     capture: Annotated[
         bool,
         typer.Option(
@@ -80,6 +87,8 @@ def setup(
     for applied in apply_all(home, entries, dry=False):
         for line in report(applied):
             console.print(line, highlight=False, markup=False)
+    if warm:
+        _warm(command or zm_command(), env)
     console.print(f"Restart {client} to load it.", highlight=False, markup=False)
     if capture:
         console.print(
@@ -114,3 +123,18 @@ def _capture_env(client: str) -> dict[str, str]:
             "ZM_HYGIENE_FAST_MODEL) where you run zm setup; see docs/capture.md"
         )
     return {name: os.environ[name] for name in CAPTURE_ENV if os.environ.get(name)}
+
+
+def _warm(zm: str, env: dict[str, str]) -> None:
+    """The client's first ``zm mcp`` answers at once, as later ones do (cli/warm_start.py)."""
+    versions, failure = warm_start.warm(zm, settings().home, env)
+    if failure:
+        console.print(
+            f"note: zm mcp could not be started ahead ({failure}); its first start will be slower",
+            highlight=False,
+            markup=False,
+        )
+    else:
+        console.print(
+            f"ready: zm mcp answers at once (protocol versions {', '.join(versions)})", highlight=False, markup=False
+        )

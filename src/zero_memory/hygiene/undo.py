@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from zero_memory import errors, transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Memory, Status
+from zero_memory.memory import anchoring
 from zero_memory.memory.refine import REFINE
 from zero_memory.memory.verification import VERIFY_RETIRE
 from zero_memory.store import system_tx
@@ -37,6 +38,7 @@ class UndoReport(BaseModel):
     restored: list[str]
     already_live: list[str]
     unlinked: int
+    anchors_moved_back: int = 0
 
 
 def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> UndoReport:
@@ -47,8 +49,15 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
         run = tx.get_run(run_id)
         if run is None or (owner is not None and run.owner not in (owner, None)):
             raise errors.not_found(f"run {run_id[:80]}")
+        moved_back = 0
         for entry in tx.audit_for_run(run_id):
-            if entry.action not in UNDONE or (owner is not None and entry.owner != owner):
+            if owner is not None and entry.owner != owner:
+                continue
+            if entry.action in anchoring.ANCHOR_ACTIONS:
+                # A verification followed the code: the anchor goes back to where it was.
+                moved_back += anchoring.put_back(tx, entry.memory_ids[0], entry.payload, now)
+                continue
+            if entry.action not in UNDONE:
                 continue
             successor, loser_id = entry.memory_ids[0], entry.memory_ids[-1]
             loser = tx.get_memory(loser_id, SYSTEM)
@@ -65,8 +74,10 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
             action="run.undo",
             owner=run.owner,
             memory_ids=restored,
-            payload={"restored": len(restored), "unlinked": len(links)},
+            payload={"restored": len(restored), "unlinked": len(links), "anchors_moved_back": moved_back},
             run_id=run_id,
             at=now,
         )
-    return UndoReport(run_id=run_id, restored=restored, already_live=already, unlinked=len(links))
+    return UndoReport(
+        run_id=run_id, restored=restored, already_live=already, unlinked=len(links), anchors_moved_back=moved_back
+    )

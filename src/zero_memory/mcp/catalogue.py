@@ -16,6 +16,7 @@ Light on purpose: this module is imported before anything heavy.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -60,13 +61,17 @@ def load(home: Path, code: str) -> dict[str, Any]:
 
 
 def save(home: Path, code: str, version: str, initialize: dict[str, Any], tools: dict[str, Any]) -> None:
-    """Record one protocol version's answers beside the others of the same code; never raises."""
-    versions = {**load(home, code), version: {"initialize": initialize, "tools": tools}}
+    """Record one protocol version's answers beside the others of the same code; never raises. Two servers
+    recording at once (two clients starting, or ``zm setup`` starting one per version) take turns, so neither
+    drops the other's version."""
     file = path(home)
     try:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = file.with_name(f".{file.name}.{os.getpid()}")
-        partial.write_text(json.dumps({"fingerprint": code, "versions": versions}), encoding="utf-8")
-        os.replace(partial, file)
+        with open(file.with_name(f".{file.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            versions = {**load(home, code), version: {"initialize": initialize, "tools": tools}}
+            partial = file.with_name(f".{file.name}.{os.getpid()}")
+            partial.write_text(json.dumps({"fingerprint": code, "versions": versions}), encoding="utf-8")
+            os.replace(partial, file)
     except OSError:
         pass

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from mcp.types import ResourceLink
 from pydantic import Field
 
-from zero_memory.mcp.resources import memory_link
 from zero_memory.mcp.tooling import ToolArgs, ToolCall, Toolset
 from zero_memory.memory.briefing import build_context as build_context_service
 from zero_memory.memory.briefing_text import render
@@ -32,13 +30,10 @@ class BuildContextArgs(ToolArgs):
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description=f"At most this many topic memories (1–{MAX_LIMIT}).")
 
 
-def _links(result: Briefing) -> list[ResourceLink]:
-    items = [*result.rules.items, *result.open_loops.items, *result.memories.items]
-    return [memory_link(item.id, item.content) for item in items]
-
-
 # Not idempotent: what a briefing serves is recorded as surfacings, and a project_hint attaches the session.
-@toolset.tool(title="Build context", mirror=render, links=_links)
+# No resource links: clients hand the model one block per link besides the JSON (Claude Code: its id, URI and a
+# preview), which would double the briefing past its budget; every item's id is in the JSON for get_memory.
+@toolset.tool(title="Build context", mirror=render)
 def build_context(call: ToolCall, args: BuildContextArgs) -> Briefing:
     """Call this first, at the start of every session or task, with `project_hint` set to the repository root.
 
@@ -47,8 +42,9 @@ def build_context(call: ToolCall, args: BuildContextArgs) -> Briefing:
     project and of the user, oldest first, with how long each has been open: pick up or close what is done),
     `memories` relevant to `topic` (or the project's key decisions and gotchas), `pending_reviews` (review
     items waiting for the user; the `triage` prompt settles them) and `session` (`attached_project` is where
-    a `remember` with no scope will write). Every item has its `id`, `kind`, `scope` and age; `truncated`
-    items are whole in `get_memory`; a section's `omitted` counts what did not fit (use `recall`).
+    a `remember` with no scope will write). Every item has its `id`, `kind`, `scope` and `age_days`, and only
+    when set `pinned`, `open_days` and `truncated` (the item is whole in `get_memory`); a section's `omitted`
+    counts what did not fit (use `recall`).
     """
     return build_context_service(
         call.app,

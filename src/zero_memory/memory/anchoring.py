@@ -10,7 +10,7 @@ unverified and the content is not searched: the first ``zm verify`` on a develop
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -148,3 +148,40 @@ def accept_current(tx: Tx, memory_id: str, *, actor: str, owner: str, at: dateti
             at=at,
         )
     return changed
+
+
+ANCHOR_ACTIONS = ("anchor.move", "anchor.accept")
+"""The audit actions of a verification that moved an anchor: ``zm hygiene undo`` puts each back."""
+
+
+def moved_payload(before: AnchorRecord, after: AnchorRecord) -> dict[str, object]:
+    """What an ``anchor.move``/``anchor.accept`` audit row keeps: enough to put the anchor back."""
+    return {
+        "from": before.anchor.label,
+        "to": after.anchor.label,
+        "from_path": before.path,
+        "from_symbol": before.symbol,
+        "to_path": after.path,
+        "to_symbol": after.symbol,
+        "hash": before.content_hash,
+        "commit": before.commit,
+    }
+
+
+def put_back(tx: Tx, memory_id: str, payload: Mapping[str, object], at: datetime) -> bool:
+    """Undo one recorded move: the anchor at its new place goes back to the old one, with the hash and commit
+    it had there. False when it has since moved on (someone or something else changed it)."""
+    to_path, to_symbol = payload.get("to_path"), payload.get("to_symbol") or None
+    for record in tx.anchors_of([memory_id]).get(memory_id, []):
+        if (record.path, record.symbol) != (to_path, to_symbol):
+            continue
+        back = replace(
+            record,
+            path=str(payload["from_path"]),
+            symbol=str(payload["from_symbol"]) if payload.get("from_symbol") else None,
+            content_hash=str(payload["hash"]) if payload.get("hash") else None,
+            commit=str(payload["commit"]) if payload.get("commit") else None,
+            verified_at=at,
+        )
+        return tx.update_anchor(record, back)
+    return False

@@ -1,8 +1,9 @@
 """The briefing: one call at the start of a session or task (``build_context``, ``zm context``).
 
 It attaches the session to the project the hint names (as ``recall`` with a
-hint does) and returns, within a character budget, what an agent should know
-before it starts: the standing rules (pinned first, then conventions and
+hint does) and returns, within a character budget (held by its text and by
+its JSON, which is what Claude Code and Codex hand the model), what an agent
+should know before it starts: the standing rules (pinned first, then conventions and
 preferences, most used first), every open loop (oldest first), the memories
 relevant to the topic (or the project's most used and most recent decisions
 and gotchas), and how many review-queue rows wait. It reads only the default
@@ -15,7 +16,7 @@ What a briefing serves is recorded as surfacings on their own channel,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from zero_memory import errors
@@ -24,9 +25,8 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Kind, Memory, age_days
 from zero_memory.domain.records import Channel
-from zero_memory.memory.briefing_text import BRIEFING_SHARES, TRIAGE_POINTER, cut, fit, item_text, render
+from zero_memory.memory.briefing_text import BRIEFING_SHARES, TRIAGE_POINTER, cut, fit, item_size, size
 from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection, PendingReviews
-from zero_memory.memory.models import SessionInfo
 from zero_memory.memory.recall import MAX_LIMIT
 from zero_memory.memory.recall import recall as recall_service
 from zero_memory.memory.targets import hint_pending, read_set, session_state, settle_hint
@@ -105,54 +105,46 @@ def build_context(
     else:
         relevant = _used_and_recent([m for m in decisions if m.id not in shown], usage)[:limit]
     pinned_ids = {m.id for m in pinned}
-    candidates = [
-        [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
-        [_item(m, now, loop=True) for m in loops],
-        [_item(m, now) for m in relevant],
-        [_item(m, now) for m in sorted(drifted, key=lambda m: (m.created_at, m.id))],
-    ]
-    briefing = _fitted(candidates, budget, project, topic, session.info, pending)
-    served = [
-        i.id for s in (briefing.rules, briefing.open_loops, briefing.memories, briefing.code_changed) for i in s.items
-    ]
+    candidates = {
+        "rules": [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
+        "open_loops": [_item(m, now, loop=True) for m in loops],
+        "memories": [_item(m, now) for m in relevant],
+        "code_changed": [_item(m, now) for m in sorted(drifted, key=lambda m: (m.created_at, m.id))],
+    }
+    fixed = {
+        "project": project,
+        "topic": topic,
+        "pending_reviews": PendingReviews(count=pending, pointer=TRIAGE_POINTER if pending else None),
+        "budget_chars": budget,
+        "session": session.info,
+    }
+    briefing = _fitted(candidates, budget, fixed)
+    served = [i.id for name in candidates for i in getattr(briefing, name).items]
     if served:
         app.telemetry.record(Surfacing(caller.uid, tuple(served), now, session.session_id, Channel.BRIEFING))
     return briefing
 
 
-def _fitted(
-    candidates: list[list[BriefingItem]],
-    budget: int,
-    project: str | None,
-    topic: str | None,
-    session: SessionInfo,
-    pending: int,
-) -> Briefing:
+def _fitted(candidates: Mapping[str, list[BriefingItem]], budget: int, fixed: Mapping[str, object]) -> Briefing:
+    """The briefing with as many leading items of each section (``BRIEFING_SHARES``' names) as fit ``budget``.
+
+    The budget holds for ``size``: the text and the JSON a client hands the model, whichever is longer.
+    """
+    names = list(BRIEFING_SHARES)
+
     def assemble(counts: Sequence[int]) -> Briefing:
-        sections = [
-            BriefingSection(items=items[:n], omitted=len(items) - n)
-            for items, n in zip(candidates, counts, strict=True)
-        ]
-        return Briefing.model_validate(
-            {
-                "project": project,
-                "topic": topic,
-                "rules": sections[0],
-                "open_loops": sections[1],
-                "memories": sections[2],
-                "code_changed": sections[3],
-                "pending_reviews": PendingReviews(count=pending, pointer=TRIAGE_POINTER if pending else None),
-                "budget_chars": budget,
-                "session": session,
-            }
-        )
+        sections = {
+            name: BriefingSection(items=candidates[name][:n], omitted=len(candidates[name]) - n)
+            for name, n in zip(names, counts, strict=True)
+        }
+        return Briefing.model_validate({**fixed, **sections})
 
     # The fixed part at its longest: no item shown, every one counted as omitted.
-    fixed = len(render(assemble([0] * len(candidates))))
-    costs = [[len(item_text(item)) + 1 for item in items] for items in candidates]
-    counts = fit(costs, budget - fixed, BRIEFING_SHARES)
+    room = budget - size(assemble([0] * len(names)))
+    costs = [[item_size(item) for item in candidates[name]] for name in names]
+    counts = fit(costs, room, list(BRIEFING_SHARES.values()))
     briefing = assemble(counts)
-    while len(render(briefing)) > budget and any(counts):
+    while size(briefing) > budget and any(counts):
         largest = max(range(len(counts)), key=lambda i: counts[i])
         counts[largest] -= 1
         briefing = assemble(counts)

@@ -1,11 +1,13 @@
 """A briefing as text, and how much of each section fits a character budget.
 
-The text is what an agent reads: the MCP tool's text mirror, ``zm context``,
-and the ``additionalContext`` a SessionStart hook hands to Claude Code. The
-budget is measured on it, because it is what fills the agent's context.
-``fit`` is the pure decision: how many items of each section, taken in each
-section's order, fit the budget when every section first gets its share and
-what one leaves is handed on to the next.
+The text is what an agent reads from ``zm context`` and the
+``additionalContext`` a SessionStart hook hands to Claude Code; it is also the
+MCP tool's text mirror. Claude Code and Codex hand the model the JSON of the
+tool's structured content instead, so the budget holds for both copies
+(``size``): the longer of the two, which is the JSON. ``fit`` is the pure
+decision: how many items of each section, taken in each section's order, fit
+the budget when every section first gets its share and what one leaves is
+handed on to the next.
 """
 
 from __future__ import annotations
@@ -68,6 +70,16 @@ def age(days: float) -> str:
     return f"{round(days / 365.25)}y"
 
 
+def size(briefing: Briefing) -> int:
+    """What the briefing's budget holds for: its text or its JSON (as a client hands it over), the longer."""
+    return max(len(render(briefing)), len(briefing.model_dump_json()))
+
+
+def item_size(item: BriefingItem) -> int:
+    """What one item adds to ``size``, its separator included."""
+    return max(len(item_text(item)), len(item.model_dump_json())) + 1
+
+
 def item_text(item: BriefingItem) -> str:
     facts = [item.id, item.kind.value, item.scope]
     facts.append(f"open {age(item.open_days)}" if item.open_days is not None else age(item.age_days))
@@ -85,9 +97,14 @@ HEADINGS = (
 
 
 CODE_CHANGED_HEADING = "## Code changed since verified: re-check these against the code before relying on them"
-BRIEFING_SHARES = (*SECTION_SHARES[:2], SECTION_SHARES[2] - 0.1, 0.1)
-"""The briefing's four sections: the three above, the memories' share lending a tenth to those whose code
-changed (a share a section does not use goes to the others)."""
+BRIEFING_SHARES = {
+    "rules": SECTION_SHARES[0],
+    "open_loops": SECTION_SHARES[1],
+    "memories": SECTION_SHARES[2] - 0.1,
+    "code_changed": 0.1,
+}
+"""The briefing's sections of items, in order, and each one's first claim on the budget: the three above, the
+memories' share lending a tenth to those whose code changed (a share a section does not use goes to the others)."""
 
 
 def render(briefing: Briefing) -> str:

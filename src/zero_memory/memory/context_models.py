@@ -9,15 +9,26 @@ from zero_memory.domain.memory import Kind
 from zero_memory.memory.models import AuditView, SessionInfo
 
 
+def _unset(value: object) -> bool:
+    return value is None or value is False
+
+
 class BriefingItem(BaseModel):
+    """One memory in a briefing. A flag at its default (``truncated``, ``pinned`` false, no ``open_days``) is left
+    out of the JSON: the budget holds for the JSON a client hands the model, and every absent key costs nothing."""
+
     id: str
     kind: Kind
     scope: str
     age_days: float
     content: str = Field(description="The memory's text, cut at the briefing's per-item limit (see truncated).")
-    truncated: bool = False
-    pinned: bool = False
-    open_days: float | None = Field(default=None, description="Open loops: how long the loop has been open.")
+    truncated: bool = Field(
+        default=False, exclude_if=_unset, description="The content was cut: get_memory has it whole."
+    )
+    pinned: bool = Field(default=False, exclude_if=_unset)
+    open_days: float | None = Field(
+        default=None, exclude_if=_unset, description="Open loops: how long the loop has been open."
+    )
 
 
 class BriefingSection(BaseModel):
@@ -27,7 +38,7 @@ class BriefingSection(BaseModel):
 
 class PendingReviews(BaseModel):
     count: int
-    pointer: str | None = None
+    pointer: str | None = Field(default=None, exclude_if=_unset)
 
 
 class Briefing(BaseModel):
@@ -41,7 +52,9 @@ class Briefing(BaseModel):
         description="Memories whose code changed or went since they were verified: re-check before relying on them.",
     )
     pending_reviews: PendingReviews
-    budget_chars: int
+    budget_chars: int = Field(
+        description="The briefing's budget, in characters of its JSON (what a client hands the model) and of its text."
+    )
     session: SessionInfo
 
 

@@ -16,8 +16,9 @@ memory) is skipped: the next verification reads the current state.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +49,7 @@ from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions import code_change
+from zero_memory.memory import anchoring
 from zero_memory.settings import HygieneConfig
 from zero_memory.store.base import Tx
 
@@ -97,8 +99,8 @@ def apply(
                 result.skipped += 1
                 continue
             context.apply_one(stored, report.outcome, verdicts.get(_key(stored)))
-        if context.run is not None:
-            transitions.finish_run(tx, context.run, RunStatus.COMPLETED, {"auto_resolved": result.retired}, at=now)
+        for run in context.runs.values():
+            transitions.finish_run(tx, run, RunStatus.COMPLETED, dict(context.summaries[run.id]), at=now)
     return result
 
 
@@ -164,7 +166,29 @@ class _Context:
     now: datetime
     result: VerifyResult
     config: HygieneConfig
-    run: Run | None = None
+    runs: dict[str, Run] = field(default_factory=dict)  # each memory owner's run of this verification
+    summaries: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def run_for(self, owner: str, counted: str) -> str:
+        """The run an automatic change to ``owner``'s memory belongs to (what ``zm hygiene undo`` reverts)."""
+        run = self.runs.get(owner)
+        if run is None:
+            run = Run(
+                id=new_id("run"),
+                owner=owner,
+                kind=VERIFY_RUN,
+                status=RunStatus.RUNNING,
+                dry_run=False,
+                started_by=self.caller.uid,
+                started_at=self.now,
+                finished_at=None,
+                summary={},
+            )
+            transitions.start_run(self.tx, run, at=self.now)
+            self.runs[owner] = run
+            self.summaries[run.id] = Counter()
+        self.summaries[run.id][counted] += 1
+        return run.id
 
     def apply_one(self, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
         step = step_for(stored, outcome)
@@ -176,13 +200,12 @@ class _Context:
         elif step.action is Action.RAISE:
             self._raise(stored, outcome, verdict)
 
-    def _stamp(self, stored: AnchorRecord, outcome: Outcome) -> None:
-        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
-        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
-        stamped = replace(
+    def _verified(self, stored: AnchorRecord, path: str, symbol: str | None, content_hash: str | None) -> AnchorRecord:
+        """The anchor as verified now, at this place and hash: no drift, nothing observed pending."""
+        return replace(
             stored,
-            path=where.path,
-            symbol=where.symbol,
+            path=path,
+            symbol=symbol,
             state=AnchorState.VERIFIED,
             repository=self.repository,
             commit=self.target,
@@ -192,6 +215,11 @@ class _Context:
             observed=None,
             observed_hash=None,
         )
+
+    def _stamp(self, stored: AnchorRecord, outcome: Outcome) -> None:
+        content_hash = outcome.content_hash if isinstance(outcome, Unchanged | Moved) else stored.content_hash
+        where = outcome if isinstance(outcome, Moved) else stored  # a first verification takes the code's place
+        stamped = self._verified(stored, where.path, where.symbol, content_hash)
         if stamped != stored:
             self.tx.update_anchor(stored, stamped)
             self.result.stamped += 1
@@ -206,35 +234,17 @@ class _Context:
         why: dict[str, object],
     ) -> None:
         """The anchor follows the code to its place now, with an audit row that keeps where it was."""
-        moved = replace(
-            stored,
-            path=path,
-            symbol=symbol,
-            state=AnchorState.VERIFIED,
-            repository=self.repository,
-            commit=self.target,
-            content_hash=content_hash,
-            verified_at=self.now,
-            drift=None,
-            observed=None,
-            observed_hash=None,
-        )
+        moved = self._verified(stored, path, symbol, content_hash)
         if self.tx.update_anchor(stored, moved):
             memory = self.tx.get_memory(stored.memory_id, self.vis)
+            owner = memory.owner if memory else self.caller.uid
             self.tx.add_audit(
                 actor=self.caller.uid,
                 action=action,
-                owner=memory.owner if memory else self.caller.uid,
+                owner=owner,
                 memory_ids=[stored.memory_id],
-                payload={
-                    "from": stored.anchor.label,
-                    "to": moved.anchor.label,
-                    "hash": stored.content_hash,
-                    "commit": stored.commit,
-                    "new_commit": self.target,
-                    **why,
-                },
-                run_id=None,
+                payload={**anchoring.moved_payload(stored, moved), "new_commit": self.target, **why},
+                run_id=self.run_for(owner, "reanchored"),
                 at=self.now,
             )
 
@@ -306,19 +316,7 @@ class _Context:
 
     def _retire(self, memory: Memory, stored: AnchorRecord, outcome: Changed, judged: dict[str, object]) -> None:
         """A provisional memory the judge is sure the change made untrue: retired in a run, undoable."""
-        if self.run is None:
-            self.run = Run(
-                id=new_id("run"),
-                owner=memory.owner,
-                kind=VERIFY_RUN,
-                status=RunStatus.RUNNING,
-                dry_run=False,
-                started_by=self.caller.uid,
-                started_at=self.now,
-                finished_at=None,
-                summary={},
-            )
-            transitions.start_run(self.tx, self.run, at=self.now)
+        run_id = self.run_for(memory.owner, "auto_resolved")
         transitions.retire(
             self.tx,
             memory,
@@ -328,7 +326,7 @@ class _Context:
             action=VERIFY_RETIRE,
             at=self.now,
             payload={"anchor": stored.anchor.label, "commit": self.target, **judged},
-            run_id=self.run.id,
+            run_id=run_id,
         )
         self.result.retired += 1
 
