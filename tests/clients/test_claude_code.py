@@ -2,9 +2,9 @@
 
 The scripted model does what a model does in Claude Code: it loads a zero-memory
 tool's schema with ToolSearch (Claude Code defers MCP tools) and then calls it,
-through the real client, into the real ``zm mcp`` the client started. The tests
-marked xfail state what issue 28 requires and today's product does not do yet;
-each flips (and fails as strict) when its item is fixed.
+through the real client, into the real ``zm mcp`` the client started. Each test
+is one of the things issue 28 found a real client doing differently from an SDK
+client (docs/clients.md, "What each client does, observed").
 """
 
 from __future__ import annotations
