@@ -17,7 +17,15 @@ function transport() {
     const passed = Object.fromEntries(
       ["PATH", "HOME", "ZM_HOME", "ZM_USER", "LANG"].filter((k) => env[k] !== undefined).map((k) => [k, env[k]]),
     );
-    return new StdioClientTransport({ command: env.ZM_BIN, args: ["mcp"], env: passed, stderr: "ignore" });
+    // Started where the user's data lives, not in this checkout: a stdio server attaches to the repository
+    // it is started in, and the test's memories belong in the user's personal scope.
+    return new StdioClientTransport({
+      command: env.ZM_BIN,
+      args: ["mcp"],
+      env: passed,
+      cwd: env.ZM_JS_CWD,
+      stderr: "ignore",
+    });
   }
   return new StreamableHTTPClientTransport(new URL(env.ZM_JS_URL), {
     requestInit: { headers: { Authorization: `Bearer ${env.ZM_JS_TOKEN}` } },

@@ -55,7 +55,7 @@ def check_report(node: str, http_server: Deployment, transport: str) -> None:
     tag = unique().strip("[]")
     env = {**http_server.env, "ZM_JS_TRANSPORT": transport, "ZM_JS_TAG": tag}
     if transport == "stdio":
-        env |= {"ZM_BIN": ZM, "ZM_USER": "alice"}
+        env |= {"ZM_BIN": ZM, "ZM_USER": "alice", "ZM_JS_CWD": str(http_server.home)}
     else:
         env |= {"ZM_JS_URL": f"{http_server.url}/mcp", "ZM_JS_TOKEN": http_server.tokens["alice"]}
     report = run_client(node, env)
