@@ -203,3 +203,19 @@ def test_the_session_start_briefing_verifies_first_and_lists_what_changed(zm_rep
     text = answer.json()["hookSpecificOutput"]["additionalContext"]
     assert "## Code changed since verified" in text
     assert memory["id"] in text.split("## Code changed since verified")[1]
+
+
+def test_the_first_write_that_creates_the_project_anchors_too(tmp_path: Path) -> None:
+    """As a user starts: no ``zm project create``, the project made by the hint of this very write."""
+    repo = GitRepo(tmp_path / "shop")
+    repo.write("net/client.py", CLIENT)
+    repo.commit("first")
+    zm = Zm({"ZM_HOME": str(tmp_path / "zm-home"), "ZM_EMBEDDING_MODEL": "hash:512", **GIT_ENV}, binary=True)
+    first = remember(zm, repo, "`retry()` in net/client.py caps at 30 s")
+    assert first["scope"].startswith("proj.") and first["scope"].endswith(".shop")
+    assert [(a["path"], a["symbol"], a["origin"]) for a in first["anchors"]] == [
+        ("net/client.py", "retry", "automatic")
+    ]
+    repo.write("net/client.py", CLIENT.replace("30)", "60)"))
+    repo.commit("raise the cap")
+    assert verify(zm, repo)["raised"] == 1

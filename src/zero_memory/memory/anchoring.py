@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from zero_memory import errors
+from zero_memory.access.projects import looks_like_path, normalize_path
 from zero_memory.domain.anchors import (
     MAX_ANCHORS,
     Anchor,
@@ -65,15 +66,20 @@ def named(specs: Sequence[AnchorSpec]) -> list[Anchor]:
     return anchors
 
 
-def repository_of(tx: Tx, scope: str, anchors: Sequence[Anchor]) -> Repository | None:
-    """The working tree of the project ``scope`` names, where this process can see it. Anchors named for a
-    memory outside any project are refused: there is no repository for them to point into."""
-    project = tx.get_project(scope) if scope.startswith(("proj.", "team.")) else None
-    if project is None:
+def repository_of(tx: Tx, scope: str, anchors: Sequence[Anchor], hint: str | None = None) -> Repository | None:
+    """The working tree of the project ``scope`` names, where this process can see it: the project's recorded
+    path, else the directory the write's hint names (a project this very write creates has no row yet, and a
+    project made by name records no path). Anchors named for a memory outside any project are refused: there
+    is no repository for them to point into."""
+    if not scope.startswith(("proj.", "team.")):
         if anchors:
             raise errors.validation(f"anchors: {scope} is not a project; anchors point into a project's repository")
         return None
-    directory = Path(project.path) if project.path else None
+    project = tx.get_project(scope)
+    path = project.path if project is not None and project.path else None
+    if path is None and hint and looks_like_path(hint):
+        path = normalize_path(hint)
+    directory = Path(path) if path else None
     return Repository.at(directory) if directory and directory.is_dir() else None
 
 

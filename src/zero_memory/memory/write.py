@@ -136,7 +136,7 @@ def _anchors(app: App, caller: Caller, scope: str, req: RememberRequest) -> list
     named = anchoring.named(req.anchors)
     with app.store.tx() as tx:
         visibility(tx, caller.uid)
-        repository = anchoring.repository_of(tx, scope, named)
+        repository = anchoring.repository_of(tx, scope, named, req.project_hint or caller.workspace)
     return anchoring.locate(repository, named, req.content, app.clock())
 
 
