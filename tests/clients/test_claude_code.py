@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -161,3 +162,35 @@ def test_capture_at_session_end_and_at_compaction_sends_each_word_once(agents: A
     assert all(c["status"] == "done" and c["client"] == "claude-code" for c in chunks)
     exported = [json.loads(line) for line in agents.zm("export", "--format", "jsonl").stdout.splitlines()]
     assert [m["content"] for m in exported if m["rank"] == 0] == [statement["content"]]
+
+
+def test_an_agents_memory_about_code_is_anchored_and_flagged_in_the_next_briefing_once_the_code_changed(
+    agents: Agents,
+) -> None:
+    """Issue 30 as a user meets it: the agent names a function in its memory, the code changes, and the next
+    session's briefing (the hook verifies first) tells the agent to re-check it."""
+    repo = agents.repo("work/api")
+    client = repo / "net" / "client.py"
+    client.parent.mkdir()
+    client.write_text("def retry(attempts):\n    return min(2**attempts, 30)\n")
+    commit = ["git", "-C", str(repo), "-c", "user.name=u", "-c", "user.email=u@example.org", "commit", "-qam"]
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, timeout=30)
+    subprocess.run([*commit, "first"], check=True, timeout=30)
+    agents.zm("setup", "claude-code")
+    fact = "`retry()` in net/client.py backs off exponentially, capped at 30 s"
+    agents.model.script(*claude_calls("remember", {"content": fact, "kind": "fact"}))
+    run = agents.claude("Remember how retries back off.", repo)
+    assert run.returncode == 0, run.stderr
+    written = json.loads(agents.model.tool_results()[-1])
+    assert [(a["path"], a["symbol"], a["origin"]) for a in written["anchors"]] == [
+        ("net/client.py", "retry", "automatic")
+    ]
+
+    client.write_text("def retry(attempts):\n    return min(2**attempts, 60)\n")
+    subprocess.run([*commit, "raise the cap"], check=True, timeout=30)
+    first = len(agents.model.turns())
+    run = agents.claude("What should I know before touching retries?", repo)
+    assert run.returncode == 0, run.stderr
+    hook_context = next(t for t in _texts(agents.model.turns()[first].body) if t.startswith(HOOK_CONTEXT))
+    assert "## Code changed since verified" in hook_context
+    assert written["id"] in hook_context.split("## Code changed since verified")[1]
