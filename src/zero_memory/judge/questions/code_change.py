@@ -15,12 +15,12 @@ from typing import Any, Final
 
 from zero_memory.domain.memory import Memory, Rank
 from zero_memory.domain.verdicts import CodeChangeVerdict
-from zero_memory.judge.base import Judge, Judged
+from zero_memory.judge import yes_no
+from zero_memory.judge.base import Judge
 from zero_memory.judge.parse import parse_answer, response_schema
 from zero_memory.judge.prompt import JudgedMemory, Prompt, instructions, memory_block
-from zero_memory.judge.question import FAKE_RATIONALE, Purpose, Tier
-
-Answer = tuple[bool, float, str]
+from zero_memory.judge.question import Purpose, Tier
+from zero_memory.judge.yes_no import Answer
 
 SCHEMA_NAME: Final = "code_change_verdict"
 SCHEMA: Final = response_schema(CodeChangeVerdict)
@@ -54,13 +54,7 @@ class CodeChangeRequest:
 
     def fake_answer(self, scripted: object) -> CodeChangeVerdict:
         """A bool (confidence 1.0), a ``(still_true, confidence)`` pair, or a ``CodeChangeVerdict``."""
-        if isinstance(scripted, bool):
-            scripted = (scripted, 1.0)
-        if isinstance(scripted, tuple) and isinstance(scripted[0], bool):
-            return CodeChangeVerdict(still_true=scripted[0], confidence=scripted[1], rationale=FAKE_RATIONALE)
-        if isinstance(scripted, CodeChangeVerdict):
-            return scripted
-        raise TypeError(f"FakeJudge: {scripted!r} does not answer a code-change request")
+        return yes_no.fake_answer(scripted, CodeChangeVerdict, "still_true", "code-change")
 
 
 def message(memory: JudgedMemory, anchor: str, diff: str) -> str:
@@ -78,8 +72,4 @@ def request_for(memory: Memory, anchor: str, diff: str, now: datetime) -> CodeCh
 
 
 def ask(judge: Judge, request: CodeChangeRequest) -> Answer | None:
-    result = judge.ask(request)
-    if isinstance(result, Judged):
-        verdict = result.answer
-        return verdict.still_true, verdict.confidence, verdict.rationale
-    return None
+    return yes_no.ask(judge, request, "still_true")

@@ -17,12 +17,12 @@ from typing import Any, Final
 
 from zero_memory.domain.memory import Memory, Rank
 from zero_memory.domain.verdicts import LoopClosureVerdict
-from zero_memory.judge.base import Judge, Judged
+from zero_memory.judge import yes_no
+from zero_memory.judge.base import Judge
 from zero_memory.judge.parse import parse_answer, response_schema
 from zero_memory.judge.prompt import JudgedMemory, Prompt, instructions, memory_block
-from zero_memory.judge.question import FAKE_RATIONALE, Purpose, Tier
-
-Answer = tuple[bool, float, str]
+from zero_memory.judge.question import Purpose, Tier
+from zero_memory.judge.yes_no import Answer
 
 SCHEMA_NAME: Final = "loop_closure_verdict"
 SCHEMA: Final = response_schema(LoopClosureVerdict)
@@ -58,13 +58,7 @@ class LoopClosureRequest:
 
     def fake_answer(self, scripted: object) -> LoopClosureVerdict:
         """A bool (confidence 1.0), a ``(closed, confidence)`` pair, or a ``LoopClosureVerdict``."""
-        if isinstance(scripted, bool):
-            scripted = (scripted, 1.0)
-        if isinstance(scripted, tuple) and isinstance(scripted[0], bool):
-            return LoopClosureVerdict(closed=scripted[0], confidence=scripted[1], rationale=FAKE_RATIONALE)
-        if isinstance(scripted, LoopClosureVerdict):
-            return scripted
-        raise TypeError(f"FakeJudge: {scripted!r} does not answer a loop-closure request")
+        return yes_no.fake_answer(scripted, LoopClosureVerdict, "closed", "loop-closure")
 
 
 def message(loop: JudgedMemory, evidence: JudgedMemory) -> str:
@@ -83,8 +77,4 @@ def request_for(loop: Memory, evidence: Memory, now: datetime) -> LoopClosureReq
 
 
 def ask(judge: Judge, request: LoopClosureRequest) -> Answer | None:
-    result = judge.ask(request)
-    if isinstance(result, Judged):
-        verdict = result.answer
-        return verdict.closed, verdict.confidence, verdict.rationale
-    return None
+    return yes_no.ask(judge, request, "closed")

@@ -23,7 +23,8 @@ from typing import Any, Final
 
 from zero_memory.domain.memory import Kind, Memory
 from zero_memory.domain.verdicts import PortabilityAnswer, PortabilityCheck, PortabilityVerdict
-from zero_memory.judge.base import Judge, Judged
+from zero_memory.judge import yes_no
+from zero_memory.judge.base import Judge
 from zero_memory.judge.parse import parse_answer, response_schema
 from zero_memory.judge.prompt import JudgedMemory, Prompt, instructions, memory_block
 from zero_memory.judge.question import FAKE_RATIONALE, Purpose, Tier
@@ -85,8 +86,4 @@ def audit(judge: Judge, memory: Memory, now: datetime) -> PortabilityAnswer | No
 
 
 def ask(judge: Judge, request: PortabilityRequest) -> PortabilityAnswer | None:
-    result = judge.ask(request)
-    if isinstance(result, Judged):
-        verdict = result.answer
-        return verdict.portable, verdict.confidence, verdict.rationale
-    return None
+    return yes_no.ask(judge, request, "portable")
