@@ -19,7 +19,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.conflicts.models import ChallengeResult
 from zero_memory.domain.memory import Memory
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.domain.records import Dispute, DisputeShape
 from zero_memory.ids import new_id
 from zero_memory.memory import misled
 from zero_memory.memory.lifecycle import visible
@@ -55,15 +55,13 @@ def challenge(
             if session not in misled.challengers(tx, memory.id, doubt.id):
                 _signal(tx, caller, memory, doubt.id, reason, session, now)
             return ChallengeResult(dispute_id=doubt.id, created=False)
-        dispute = Dispute(
-            id=new_id("dsp"),
+        dispute = Dispute.single(
+            new_id("dsp"),
             owner=memory.owner,
-            shape=DisputeShape.SINGLE,
             verdict=CHALLENGED,
             origin="challenge",
-            status=DisputeStatus.PENDING,
-            memory_a=memory.id,
-            created_at=now,
+            memory_id=memory.id,
+            at=now,
             reason=reason,
         )
         _signal(tx, caller, memory, dispute.id, reason, session, now)

@@ -99,6 +99,39 @@ class Dispute:
     def pending(self) -> bool:
         return self.status is DisputeStatus.PENDING
 
+    @classmethod
+    def single(
+        cls,
+        dispute_id: str,
+        *,
+        owner: str,
+        verdict: str,
+        origin: str,
+        memory_id: str,
+        at: datetime,
+        reason: str,
+        run_id: str | None = None,
+        confidence: float | None = None,
+        rationale: str | None = None,
+        model: str | None = None,
+    ) -> Dispute:
+        """A pending single-subject row (``challenged``, ``stale_suspect``, ``outdated``) about one memory."""
+        return cls(
+            id=dispute_id,
+            owner=owner,
+            shape=DisputeShape.SINGLE,
+            verdict=verdict,
+            origin=origin,
+            status=DisputeStatus.PENDING,
+            memory_a=memory_id,
+            created_at=at,
+            reason=reason,
+            run_id=run_id,
+            confidence=confidence,
+            rationale=rationale,
+            model=model,
+        )
+
 
 class Channel(StrEnum):
     """How a surfaced memory reached its reader (the ``channel`` of a surfacing).
@@ -142,6 +175,13 @@ class Run:
     started_at: datetime
     finished_at: datetime | None
     summary: dict[str, Any]
+
+    @classmethod
+    def running(
+        cls, run_id: str, *, owner: str | None, kind: str, started_by: str, at: datetime, dry_run: bool = False
+    ) -> Run:
+        """A run as it starts: running, unfinished, nothing counted yet."""
+        return cls(run_id, owner, kind, RunStatus.RUNNING, dry_run, started_by, at, None, {})
 
 
 @dataclass(frozen=True, slots=True)

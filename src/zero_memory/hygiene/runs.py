@@ -66,17 +66,7 @@ def start(
 ) -> Run | None:
     """Create a running run; None when ``run_id`` names a run someone already claimed."""
     now = app.clock()
-    run = Run(
-        id=run_id or new_id("run"),
-        owner=owner,
-        kind=kind,
-        status=RunStatus.RUNNING,
-        dry_run=dry_run,
-        started_by=started_by,
-        started_at=now,
-        finished_at=None,
-        summary={},
-    )
+    run = Run.running(run_id or new_id("run"), owner=owner, kind=kind, started_by=started_by, at=now, dry_run=dry_run)
     with system_tx(app.store, "hygiene", write=True) as tx:
         if not transitions.start_run(tx, run, at=now):
             return None

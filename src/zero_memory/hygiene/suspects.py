@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from zero_memory import transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import Memory
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus
+from zero_memory.domain.records import Dispute, DisputeShape
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.memory import misled
@@ -77,15 +77,13 @@ def _suspect(
     if challenge is not None:
         transitions.escalate(tx, challenge, SUSPECT, actor=ACTOR, at=now, run_id=run_id, payload=evidence)
         return
-    dispute = Dispute(
-        id=new_id("dsp"),
+    dispute = Dispute.single(
+        new_id("dsp"),
         owner=memory.owner,
-        shape=DisputeShape.SINGLE,
         verdict=SUSPECT,
         origin="stale_suspect",
-        status=DisputeStatus.PENDING,
-        memory_a=memory.id,
-        created_at=now,
+        memory_id=memory.id,
+        at=now,
         reason=f"misled {sessions} sessions since {evidence['since']}",
         run_id=run_id,
     )

@@ -64,17 +64,7 @@ def refine_same_session(
 def _refinement_run(tx: Tx, caller: Caller, now: datetime) -> Run:
     """The run a refinement's retirements belong to: started and finished inside the write's transaction, so
     the Runs page and ``zm hygiene undo`` see it like any automatic action's run, and never half of it."""
-    run = Run(
-        id=new_id("run"),
-        owner=caller.uid,
-        kind=REFINE,
-        status=RunStatus.RUNNING,
-        dry_run=False,
-        started_by=caller.uid,
-        started_at=now,
-        finished_at=None,
-        summary={},
-    )
+    run = Run.running(new_id("run"), owner=caller.uid, kind=REFINE, started_by=caller.uid, at=now)
     transitions.start_run(tx, run, at=now)
     return run
 

@@ -45,7 +45,7 @@ from zero_memory.domain.anchors import (
     step_for,
 )
 from zero_memory.domain.memory import InvalidationReason, Memory, Rank
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, Visibility
+from zero_memory.domain.records import Dispute, DisputeShape, Run, RunStatus, Visibility
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions import code_change
@@ -173,17 +173,7 @@ class _Context:
         """The run an automatic change to ``owner``'s memory belongs to (what ``zm hygiene undo`` reverts)."""
         run = self.runs.get(owner)
         if run is None:
-            run = Run(
-                id=new_id("run"),
-                owner=owner,
-                kind=VERIFY_RUN,
-                status=RunStatus.RUNNING,
-                dry_run=False,
-                started_by=self.caller.uid,
-                started_at=self.now,
-                finished_at=None,
-                summary={},
-            )
+            run = Run.running(new_id("run"), owner=owner, kind=VERIFY_RUN, started_by=self.caller.uid, at=self.now)
             transitions.start_run(self.tx, run, at=self.now)
             self.runs[owner] = run
             self.summaries[run.id] = Counter()
@@ -294,15 +284,13 @@ class _Context:
             else:
                 result.unchanged_rows += 1
             return
-        dispute = Dispute(
-            id=new_id("dsp"),
+        dispute = Dispute.single(
+            new_id("dsp"),
             owner=memory.owner,
-            shape=DisputeShape.SINGLE,
             verdict=OUTDATED,
             origin="verify",
-            status=DisputeStatus.PENDING,
-            memory_a=memory.id,
-            created_at=now,
+            memory_id=memory.id,
+            at=now,
             reason=evidence,
             confidence=verdict.confidence if verdict else None,
             rationale=verdict.rationale if verdict else None,
