@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -101,6 +102,30 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)
+
+
+def judge_env(base_url: str) -> dict[str, str]:
+    """The settings of a judge behind a fake OpenAI-compatible server at ``base_url``."""
+    return {
+        "ZM_JUDGE_PROVIDER": "openai",
+        "ZM_JUDGE_BASE_URL": base_url,
+        "ZM_JUDGE_API_KEY": "test-key",
+        "ZM_HYGIENE_MODEL": "judge-strong",
+        "ZM_JUDGE_TIMEOUT_S": "10",
+    }
+
+
+@contextmanager
+def serving(home: Path, env: dict[str, str], users: tuple[str, ...] = ("alice", "bob")) -> Iterator[Deployment]:
+    """``users`` added with ``zm user add`` (their tokens kept), then ``zm serve`` running until the block ends."""
+    tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in users}
+    deployment = Deployment(home=home, env=env, tokens=tokens)
+    process, deployment.url = start_server(env, home / "serve.log")
+    deployment.log = home / "serve.log"
+    try:
+        yield deployment
+    finally:
+        stop_server(process)
 
 
 @asynccontextmanager

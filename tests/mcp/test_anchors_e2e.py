@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.helpers import ZM, Deployment, base_env, call_ok, connect, start_server, stop_server, unique, zm
+from tests.mcp.helpers import ZM, Deployment, base_env, call_ok, connect, serving, unique, zm
 from tests.pg import session_server
 from tests.workspace.gitrepo import ENV as GIT_ENV
 from tests.workspace.gitrepo import GitRepo
@@ -37,14 +37,10 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     if request.param == "postgres":
         url = session_server().fresh_url()
         env["ZM_DATABASE_URL"] = url
-    tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice",)}
-    deployment = Deployment(home=home, env=env, tokens=tokens)
-    process, served_url = start_server(env, home / "serve.log")
-    deployment.url, deployment.log = served_url, home / "serve.log"
     try:
-        yield deployment
+        with serving(home, env, ("alice",)) as deployment:
+            yield deployment
     finally:
-        stop_server(process)
         if url is not None:
             session_server().drop(url)
 

@@ -8,7 +8,6 @@ The judge is a fake OpenAI-compatible server that finds every fact portable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -16,7 +15,17 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
-from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, unique, zm
+from tests.mcp.helpers import (
+    Deployment,
+    base_env,
+    call_error,
+    call_ok,
+    connect,
+    judge_env,
+    serving,
+    unique,
+    zm,
+)
 from zero_memory.store import open_store, system_tx
 from zero_memory.store.base import PortabilityCandidate
 
@@ -36,22 +45,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     home = tmp_path_factory.mktemp("zm-conflict-tools")
     with FakeOpenAIServer() as fake:
         fake.respond_with(judge_answer)
-        env = {
-            **base_env(home),
-            "ZM_JUDGE_PROVIDER": "openai",
-            "ZM_JUDGE_BASE_URL": fake.base_url,
-            "ZM_JUDGE_API_KEY": "test-key",
-            "ZM_HYGIENE_MODEL": "judge-strong",
-            "ZM_JUDGE_TIMEOUT_S": "10",
-        }
-        tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice", "bob")}
-        deployment = Deployment(home=home, env=env, tokens=tokens)
-        process, deployment.url = start_server(env, home / "serve.log")
-        deployment.log = home / "serve.log"
-        try:
+        env = {**base_env(home), **judge_env(fake.base_url)}
+        with serving(home, env) as deployment:
             yield deployment
-        finally:
-            stop_server(process)
 
 
 HINTS = {

@@ -3,7 +3,6 @@ OpenAI-compatible server on 127.0.0.1. Write, scan with wait, read the queue, re
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
@@ -11,7 +10,15 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
-from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, zm
+from tests.mcp.helpers import (
+    Deployment,
+    base_env,
+    call_error,
+    call_ok,
+    connect,
+    judge_env,
+    serving,
+)
 from zero_memory.store import open_store, system_tx
 
 pytestmark = pytest.mark.anyio
@@ -42,22 +49,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     home = tmp_path_factory.mktemp("zm-hygiene")
     with FakeOpenAIServer() as fake:
         fake.respond_with(judge_answer)
-        env = {
-            **base_env(home),
-            "ZM_JUDGE_PROVIDER": "openai",
-            "ZM_JUDGE_BASE_URL": fake.base_url,
-            "ZM_JUDGE_API_KEY": "test-key",
-            "ZM_HYGIENE_MODEL": "judge-strong",
-            "ZM_JUDGE_TIMEOUT_S": "10",
-        }
-        tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice", "bob")}
-        deployment = Deployment(home=home, env=env, tokens=tokens)
-        process, url = start_server(env, home / "serve.log")
-        deployment.url, deployment.log = url, home / "serve.log"
-        try:
+        env = {**base_env(home), **judge_env(fake.base_url)}
+        with serving(home, env) as deployment:
             yield deployment
-        finally:
-            stop_server(process)
 
 
 @pytest.mark.parametrize(("transport", "mode"), [("http", "auto"), ("http", "legacy"), ("stdio", "legacy")])

@@ -10,7 +10,6 @@ grants through the CLI, as their admin runs them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +17,17 @@ from mcp.client.client import Client
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
-from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, unique, zm
+from tests.mcp.helpers import (
+    Deployment,
+    base_env,
+    call_error,
+    call_ok,
+    connect,
+    judge_env,
+    serving,
+    unique,
+    zm,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -34,22 +43,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     home = tmp_path_factory.mktemp("zm-portability-sharing")
     with FakeOpenAIServer() as fake:
         fake.respond_with(judge_answer)
-        env = {
-            **base_env(home),
-            "ZM_JUDGE_PROVIDER": "openai",
-            "ZM_JUDGE_BASE_URL": fake.base_url,
-            "ZM_JUDGE_API_KEY": "test-key",
-            "ZM_HYGIENE_MODEL": "judge-strong",
-            "ZM_JUDGE_TIMEOUT_S": "10",
-        }
-        tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice", "bob")}
-        deployment = Deployment(home=home, env=env, tokens=tokens)
-        process, deployment.url = start_server(env, home / "serve.log")
-        deployment.log = home / "serve.log"
-        try:
+        env = {**base_env(home), **judge_env(fake.base_url)}
+        with serving(home, env) as deployment:
             yield deployment
-        finally:
-            stop_server(process)
 
 
 def project(served: Deployment, slug: str, *, writer: str | None = None) -> str:

@@ -7,14 +7,13 @@ by it again: the pair is queued, and the row says which side was restored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
-from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_server, stop_server, unique, zm
+from tests.mcp.helpers import Deployment, base_env, call_ok, connect, judge_env, serving, unique
 from tests.pg import session_server
 
 pytestmark = pytest.mark.anyio
@@ -31,26 +30,15 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     home = tmp_path_factory.mktemp(f"zm-restored-{request.param}")
     with FakeOpenAIServer() as fake:
         fake.respond_with(newer_always_wins)
-        env = {
-            **base_env(home),
-            "ZM_JUDGE_PROVIDER": "openai",
-            "ZM_JUDGE_BASE_URL": fake.base_url,
-            "ZM_JUDGE_API_KEY": "test-key",
-            "ZM_HYGIENE_MODEL": "judge-strong",
-            "ZM_JUDGE_TIMEOUT_S": "10",
-        }
+        env = {**base_env(home), **judge_env(fake.base_url)}
         url = None
         if request.param == "postgres":
             url = session_server().fresh_url()
             env["ZM_DATABASE_URL"] = url
-        tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in ("alice", "bob")}
-        deployment = Deployment(home=home, env=env, tokens=tokens)
-        process, served_url = start_server(env, home / "serve.log")
-        deployment.url, deployment.log = served_url, home / "serve.log"
         try:
-            yield deployment
+            with serving(home, env) as deployment:
+                yield deployment
         finally:
-            stop_server(process)
             if url is not None:
                 session_server().drop(url)
 

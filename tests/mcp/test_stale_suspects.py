@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from mcp.client.client import Client
 
-from tests.mcp.helpers import Deployment, base_env, call_ok, connect, start_server, stop_server, unique, zm
+from tests.mcp.helpers import (
+    Deployment,
+    base_env,
+    call_ok,
+    connect,
+    serving,
+    unique,
+    zm,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -25,15 +33,8 @@ USERS = ("ada", "ben", "cy", "dee")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """A deployment of its own (no judge: the cycle runs in offer mode), with ``zm serve`` running."""
     home = tmp_path_factory.mktemp("zm-suspects")
-    env = base_env(home)
-    tokens = {name: json.loads(zm(env, "user", "add", name, "--json").stdout)["token"] for name in USERS}
-    deployment = Deployment(home=home, env=env, tokens=tokens)
-    process, url = start_server(env, home / "serve.log")
-    deployment.url, deployment.log = url, home / "serve.log"
-    try:
+    with serving(home, base_env(home), USERS) as deployment:
         yield deployment
-    finally:
-        stop_server(process)
 
 
 def session(deployment: Deployment, user: str) -> Any:
