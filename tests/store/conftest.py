@@ -46,6 +46,14 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
+def pg(pg_url: str) -> Iterator[PostgresStore]:  # noqa: F811
+    """PostgreSQL as the servers use it: no system pass unless a transaction names one (row security binds)."""
+    opened = PostgresStore.open(pg_url, dim=DIM)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
 def pg_store(pg_url: str) -> Iterator[PostgresStore]:  # noqa: F811
     opened = PostgresStore.open(pg_url, dim=DIM)
     yield cast(PostgresStore, AsSystem(opened))

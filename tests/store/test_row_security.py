@@ -9,7 +9,6 @@ through that transaction with the owner and scope filters left out on purpose.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,7 +16,7 @@ import psycopg
 import pytest
 
 from tests.pg import PgServer
-from tests.store.factories import DIM, add_users, at, axis, memory, put
+from tests.store.factories import add_users, at, axis, memory, put
 from zero_memory import errors
 from zero_memory.access.visibility import visibility
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
@@ -37,13 +36,6 @@ from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 from zero_memory.store.postgres import PostgresStore
 
 TEAM = "team.alice.platform"
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[PostgresStore]:
-    opened = PostgresStore.open(pg_url, dim=DIM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.store.factories import DIM, add_users, at, axis, memory, put
+from tests.store.factories import add_users, at, axis, memory, put
 from zero_memory.access import projects as project_service
 from zero_memory.access.visibility import visibility
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
@@ -59,13 +59,6 @@ from zero_memory.store.postgres import PostgresStore
 SECRET_TEAM = "team.bob.secret"  # bob's private team: alice is no member
 SHARED = "proj.bob.api"  # bob's project, which alice may read
 REFUSED = psycopg.errors.InsufficientPrivilege  # "new row violates row-level security policy"
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[PostgresStore]:
-    opened = PostgresStore.open(pg_url, dim=DIM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
