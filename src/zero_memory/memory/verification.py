@@ -45,7 +45,7 @@ from zero_memory.domain.anchors import (
     step_for,
 )
 from zero_memory.domain.memory import InvalidationReason, Memory, Rank
-from zero_memory.domain.records import Dispute, DisputeShape, Run, RunStatus, Visibility
+from zero_memory.domain.records import Dispute, DisputeShape, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions import code_change
@@ -92,13 +92,15 @@ def apply(
         tx.serialize(f"verify:{project}")
         vis = visibility(tx, caller.uid)
         current = tx.anchors_of({r.record.memory_id for r in reports})
-        context = _Context(tx, vis, caller, target, repository, now, result, app.settings.hygiene)
+        memories = tx.get_memories(list(current), vis)  # once, for every report: the readable ones
+        context = _Context(tx, caller, target, repository, now, result, app.settings.hygiene)
         for report in reports:
             stored = _stored(current, report.record)
-            if stored is None or tx.get_memory(stored.memory_id, vis) is None:
+            memory = memories.get(stored.memory_id) if stored is not None else None
+            if stored is None or memory is None:
                 result.skipped += 1
                 continue
-            context.apply_one(stored, report.outcome, verdicts.get(_key(stored)))
+            context.apply_one(memory, stored, report.outcome, verdicts.get(_key(stored)))
         for run in context.runs.values():
             transitions.finish_run(tx, run, RunStatus.COMPLETED, dict(context.summaries[run.id]), at=now)
     return result
@@ -159,7 +161,6 @@ class _Context:
     """One verification's write transaction and what it applies each outcome with."""
 
     tx: Tx
-    vis: Visibility
     caller: Caller
     target: str
     repository: str
@@ -180,15 +181,15 @@ class _Context:
         self.summaries[run.id][counted] += 1
         return run.id
 
-    def apply_one(self, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
+    def apply_one(self, memory: Memory, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
         step = step_for(stored, outcome)
         if step.action is Action.STAMP:
             self._stamp(stored, outcome)
         elif step.action is Action.REANCHOR and isinstance(outcome, Moved):
-            self._follow(stored, outcome.path, outcome.symbol, outcome.content_hash, "anchor.move", {})
+            self._follow(memory, stored, outcome, "anchor.move", {})
             self.result.reanchored += 1
         elif step.action is Action.RAISE:
-            self._raise(stored, outcome, verdict)
+            self._raise(memory, stored, outcome, verdict)
 
     def _verified(self, stored: AnchorRecord, path: str, symbol: str | None, content_hash: str | None) -> AnchorRecord:
         """The anchor as verified now, at this place and hash: no drift, nothing observed pending."""
@@ -215,43 +216,35 @@ class _Context:
             self.result.stamped += 1
 
     def _follow(
-        self,
-        stored: AnchorRecord,
-        path: str,
-        symbol: str | None,
-        content_hash: str,
-        action: str,
-        why: dict[str, object],
+        self, memory: Memory, stored: AnchorRecord, to: Moved | Changed, action: str, why: dict[str, object]
     ) -> None:
         """The anchor follows the code to its place now, with an audit row that keeps where it was."""
-        moved = self._verified(stored, path, symbol, content_hash)
+        moved = self._verified(stored, to.path, to.symbol, to.content_hash)
         if self.tx.update_anchor(stored, moved):
-            memory = self.tx.get_memory(stored.memory_id, self.vis)
-            owner = memory.owner if memory else self.caller.uid
             self.tx.add_audit(
                 actor=self.caller.uid,
                 action=action,
-                owner=owner,
+                owner=memory.owner,
                 memory_ids=[stored.memory_id],
                 payload={**anchoring.moved_payload(stored, moved), "new_commit": self.target, **why},
-                run_id=self.run_for(owner, "reanchored"),
+                run_id=self.run_for(memory.owner, "reanchored"),
                 at=self.now,
             )
 
-    def _raise(self, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
+    def _raise(self, memory: Memory, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
         tx, now, result = self.tx, self.now, self.result
-        memory = tx.get_memory(stored.memory_id, self.vis)
-        if memory is None or not memory.live:
+        if not memory.live:
             result.skipped += 1
             return
         judged = _judgement(verdict)
-        if verdict is not None and isinstance(outcome, Changed):
+        changed = outcome if isinstance(outcome, Changed) else None  # else Gone: step_for raises for no other
+        open_rows = tx.open_disputes_for([memory.id])
+        if verdict is not None and changed is not None:
             if verdict.still_true and verdict.confidence >= self.config.auto_confidence:
                 # The judge is sure the memory still holds: it follows the code, no row.
-                self._follow(stored, outcome.path, outcome.symbol, outcome.content_hash, "anchor.accept", judged)
+                self._follow(memory, stored, changed, "anchor.accept", judged)
                 result.judged_still_true += 1
                 return
-            open_rows = tx.open_disputes_for([memory.id])
             if (
                 not verdict.still_true
                 and verdict.confidence >= self.config.auto_invalidate_confidence
@@ -259,25 +252,20 @@ class _Context:
                 and not memory.restored
                 and not open_rows
             ):
-                self._retire(memory, stored, outcome, judged)
+                self._retire(memory, stored, judged)
                 return
         drift = f"{(stored.commit or '?')[:12]}..{self.target[:12]}"
         evidence = _evidence(stored, outcome, drift)
-        gone = isinstance(outcome, Gone)
-        observed = None if gone else Anchor(outcome.path, outcome.symbol)  # type: ignore[union-attr]
         marked = replace(
             stored,
-            state=AnchorState.GONE if gone else AnchorState.CHANGED,
+            state=AnchorState.CHANGED if changed else AnchorState.GONE,
             drift=drift,
-            observed=observed,
-            observed_hash=None if gone else outcome.content_hash,  # type: ignore[union-attr]
+            observed=Anchor(changed.path, changed.symbol) if changed else None,
+            observed_hash=changed.content_hash if changed else None,
         )
         if marked != stored:
             tx.update_anchor(stored, marked)
-        open_row = next(
-            (d for d in tx.open_disputes_for([memory.id]) if d.shape is DisputeShape.SINGLE and d.verdict == OUTDATED),
-            None,
-        )
+        open_row = next((d for d in open_rows if d.shape is DisputeShape.SINGLE and d.verdict == OUTDATED), None)
         if open_row is not None:
             if open_row.reason != evidence and tx.update_outdated(open_row.id, evidence):
                 result.updated_rows += 1
@@ -302,7 +290,7 @@ class _Context:
         result.raised += 1
         result.rows.append(dispute.id)
 
-    def _retire(self, memory: Memory, stored: AnchorRecord, outcome: Changed, judged: dict[str, object]) -> None:
+    def _retire(self, memory: Memory, stored: AnchorRecord, judged: dict[str, object]) -> None:
         """A provisional memory the judge is sure the change made untrue: retired in a run, undoable."""
         run_id = self.run_for(memory.owner, "auto_resolved")
         transitions.retire(
