@@ -4,6 +4,7 @@ what changed since one (with git's own rename detection). Nothing here writes to
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,8 +72,11 @@ class Repository:
             roots = []
         return f"root:{sorted(roots)[0]}" if roots else f"dir:{self.root}"
 
-    def tracked(self) -> frozenset[str]:
-        return frozenset(self.git("ls-files", "-z").split("\0")) - {""}
+    def tracked(self, pathspecs: Sequence[str]) -> frozenset[str]:
+        """The tracked files these pathspecs (paths, globs) name; never the whole tree's listing."""
+        if not pathspecs:
+            return frozenset()
+        return frozenset(self.git("ls-files", "-z", "--", *pathspecs).split("\0")) - {""}
 
     def read(self, path: str, commit: str | None = None) -> str | None:
         """The file's text at ``commit``, or on disk with None; None when it does not exist there."""

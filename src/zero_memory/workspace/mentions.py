@@ -24,10 +24,15 @@ _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)\(\)")
 _TICKED = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\(\))?`")
 
 
-def mentioned_paths(content: str, tracked: frozenset[str]) -> list[str]:
+def path_words(content: str) -> list[str]:
+    """The words of ``content`` that read as a file's path or a glob, as a repository's root would name them."""
+    return list(dict.fromkeys(m.group(1).strip(".").removeprefix("./") for m in _PATH.finditer(content)))
+
+
+def mentioned_paths(words: list[str], tracked: frozenset[str]) -> list[str]:
+    """The tracked files the words name: a path as it is, a glob that matches exactly one."""
     found: list[str] = []
-    for match in _PATH.finditer(content):
-        word = match.group(1).strip(".").removeprefix("./")
+    for word in words:
         hits = [path for path in tracked if fnmatch.fnmatchcase(path, word)] if "*" in word else [word]
         path = hits[0] if len(hits) == 1 and hits[0] in tracked else None
         if path and path not in found:
@@ -47,13 +52,16 @@ def mentioned_symbols(content: str) -> list[str]:
 
 def anchors_in(content: str, repository: Repository) -> list[Anchor]:
     """The anchors ``content`` names that exist in the repository's working tree, at most ``MAX_ANCHORS``."""
+    words, names = path_words(content), mentioned_symbols(content)
+    if not words and not names:
+        return []  # nothing named: no git process on the write path
+    # Only what the words name is listed, the names literally: a name that is a tracked file is the file.
     try:
-        tracked = repository.tracked()
+        tracked = repository.tracked([*words, *(f":(literal){name}" for name in names)])
     except GitError:
         return []
-    paths = mentioned_paths(content, tracked)
-    # "Store.flush" reads as a file name too; a name that is a tracked file is the file, else a symbol.
-    names = [name for name in mentioned_symbols(content) if name not in tracked]
+    paths = mentioned_paths(words, tracked)
+    names = [name for name in names if name not in tracked]  # "Store.flush" reads as a file name too
     anchors: list[Anchor] = []
     for path in paths:
         source = repository.read(path) if symbols.supported(path) else None
