@@ -91,6 +91,8 @@ def locate(repository: Repository | None, anchors: Sequence[Anchor], content: st
             for a in anchors
         ]
     found = [a for a in anchors_in(content, repository) if a not in anchors]
+    if not anchors and not found:
+        return []
     identity, head = repository.identity(), repository.head()
     records: list[AnchorRecord] = []
     for anchor, origin in [*((a, Origin.EXPLICIT) for a in anchors), *((a, Origin.AUTOMATIC) for a in found)]:

@@ -50,6 +50,7 @@ from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.memory.views import similar_view
 from zero_memory.store.base import Tx
+from zero_memory.workspace.mentions import names_code
 
 MAX_LINKS = 50
 
@@ -134,6 +135,8 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
 def _anchors(app: App, caller: Caller, scope: str, req: RememberRequest) -> list[AnchorRecord]:
     """The memory's anchors: those named, and those its words name where the project's tree is in sight."""
     named = anchoring.named(req.anchors)
+    if not named and not names_code(req.content):
+        return []  # most memories name no code: no project look-up, no git process
     with app.store.tx() as tx:
         visibility(tx, caller.uid)
         repository = anchoring.repository_of(tx, scope, named, req.project_hint or caller.workspace)

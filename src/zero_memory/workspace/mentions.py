@@ -50,11 +50,16 @@ def mentioned_symbols(content: str) -> list[str]:
     return names
 
 
+def names_code(content: str) -> bool:
+    """Whether ``content`` names a file or a symbol at all: without, there is nothing to look for."""
+    return bool(path_words(content) or mentioned_symbols(content))
+
+
 def anchors_in(content: str, repository: Repository) -> list[Anchor]:
     """The anchors ``content`` names that exist in the repository's working tree, at most ``MAX_ANCHORS``."""
     words, names = path_words(content), mentioned_symbols(content)
     if not words and not names:
-        return []  # nothing named: no git process on the write path
+        return []  # nothing named: no git process
     # Only what the words name is listed, the names literally: a name that is a tracked file is the file.
     try:
         tracked = repository.tracked([*words, *(f":(literal){name}" for name in names)])
