@@ -87,6 +87,8 @@ def apply(
     """Apply a verification of ``project`` at ``target`` (a commit, or the working tree's name)."""
     now = app.clock()
     result = VerifyResult(project=project, target=target, anchors=len(reports))
+    if not reports:
+        return result  # a project with no anchors (most, at every session start): no write transaction
     verdicts = _judged(app, caller, reports, now)  # the model is asked before the write lock is taken
     with app.store.tx(write=True) as tx:
         tx.serialize(f"verify:{project}")
