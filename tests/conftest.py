@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.pg import fresh_pg_url, session_server
+from tests.pg import migrated_pg_url, session_server
 from zero_memory.access import users
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
@@ -30,19 +30,20 @@ def embedder() -> Embedder:
 @pytest.fixture
 def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]:
     """Build an app on a fresh SQLite file; ``environ`` overrides ``ZM_*`` variables, other keywords go to
-    ``build_app``. ``backend="postgres"`` puts it on a fresh PostgreSQL database instead (tests/pg.py)."""
+    ``build_app``. ``backend="postgres"`` puts it on a new PostgreSQL database instead, already migrated by this
+    code (a template copy, tests/pg.py): the app's own start finds nothing to apply."""
     built: list[App] = []
     databases: list[str] = []
 
     def make(environ: dict[str, str] | None = None, *, backend: str = "sqlite", **kwargs: Any) -> App:
         env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice"}
+        kwargs.setdefault("embedder", embedder)
         if backend == "postgres":
-            databases.append(fresh_pg_url())
+            databases.append(migrated_pg_url(kwargs["embedder"].dim))
             env["ZM_DATABASE_URL"] = databases[-1]
         elif backend != "sqlite":
             raise ValueError(f"backend: sqlite or postgres, not {backend!r}")
         env.update(environ or {})
-        kwargs.setdefault("embedder", embedder)
         app = build_app(Settings.from_environ(env), **kwargs)
         built.append(app)
         with system_tx(app.store, "test-setup", write=True) as tx:
