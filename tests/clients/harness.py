@@ -25,6 +25,7 @@ import pytest
 
 from tests.fakes.agent_model import FakeAgentModel, Turn, call
 from tests.mcp.helpers import ZM
+from tests.npm_lock import installing
 
 CLIENTS_DIR = Path(__file__).resolve().parent
 BIN = CLIENTS_DIR / "node_modules" / ".bin"
@@ -49,11 +50,12 @@ def install_clients() -> None:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed: the real-client tests need node 20 and npm")
-    if all((BIN / name).exists() for name in ("claude", "codex", "mcp-inspector")):
-        return
-    subprocess.run(
-        ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CLIENTS_DIR, check=True, timeout=600
-    )
+    with installing(CLIENTS_DIR):
+        if all((BIN / name).exists() for name in ("claude", "codex", "mcp-inspector")):
+            return
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CLIENTS_DIR, check=True, timeout=600
+        )
 
 
 def claude_calls(tool: str, arguments: dict[str, Any]) -> list[Turn]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.mcp.helpers import ZM, Deployment, unique
+from tests.npm_lock import installing
 
 pytestmark = pytest.mark.slow
 
@@ -26,12 +27,13 @@ def node() -> str:
     found = shutil.which("node")
     if found is None:
         pytest.skip("node is not installed")
-    if not (JS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        npm = shutil.which("npm")
-        assert npm is not None, "node is installed but npm is not: install npm to run the TypeScript client test"
-        subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_DIR, check=True, timeout=300
-        )
+    with installing(JS_DIR):
+        if not (JS_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+            npm = shutil.which("npm")
+            assert npm is not None, "node is installed but npm is not: install npm to run the TypeScript client test"
+            subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_DIR, check=True, timeout=300
+            )
     return found
 
 
