@@ -29,7 +29,7 @@ from zero_memory.ids import memory_id, new_id
 from zero_memory.memory.lifecycle import forget, restore_memory
 from zero_memory.store import system_tx
 from zero_memory.store.base import SYSTEM, Tx
-from zero_memory.store.sqlite import SQLiteTx
+from zero_memory.store.sqlite.adapter import SQLiteTx
 
 MakeApp = Callable[..., App]
 

@@ -15,7 +15,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import Store, fulltext, open_store
 from zero_memory.store.base import SYSTEM
 from zero_memory.store.fulltext import TextPlan, idf, plan
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 from zero_memory.store.terms import terms, words_of
 
 API = "proj.alice.api"

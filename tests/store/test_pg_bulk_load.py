@@ -25,7 +25,7 @@ from zero_memory.app import App
 from zero_memory.memory.imports import count_records, import_path
 from zero_memory.store import open_store, system_tx
 from zero_memory.store.copy import copy_store
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 
 def has_index(store: PostgresStore) -> bool:

@@ -20,12 +20,15 @@ from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken
 from zero_memory.domain.records import (
     AuditEntry,
+    CaptureChunk,
     Channel,
     ChunkStatus,
     Dispute,
     DisputeStatus,
+    Judgement,
     Link,
     Membership,
+    PortabilityCandidate,
     Project,
     Run,
     RunStatus,
@@ -77,59 +80,6 @@ class VectorSearch(Protocol):
         the transaction sees them, scored exactly. After ``propose``, with no other thread reading the
         transaction."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    verdict: str
-    confidence: float
-    rationale: str
-    model: str
-
-
-@dataclass(frozen=True, slots=True)
-class PortabilityCandidate:
-    id: str
-    memory_id: str
-    owner: str
-    status: str
-    original_scope: str
-    created_at: datetime
-    confidence: float | None = None
-    rationale: str | None = None
-    model: str | None = None
-    run_id: str | None = None
-    resolved_at: datetime | None = None
-    resolved_by: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CaptureChunk:
-    """A transcript chunk staged for extraction (``capture_chunks``); ``transcript`` is None once it is not needed."""
-
-    id: str
-    owner: str
-    chunk_hash: str
-    conversation_id: str
-    client: str
-    scope: str
-    transcript: str | None
-    chars: int
-    status: ChunkStatus
-    next_attempt_at: datetime
-    created_at: datetime
-    updated_at: datetime
-    attempts: int = 0
-    lease_until: datetime | None = None
-    last_error: str | None = None
-    statements: int = 0
-    created: int = 0
-    yielded: int = 0
-    absorbed: int = 0
-    refused: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    finished_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import to_text
-from zero_memory.domain.records import Channel, Run, RunStatus
-from zero_memory.store.base import PortabilityCandidate
+from zero_memory.domain.records import Channel, PortabilityCandidate, Run, RunStatus
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import marks, portability_from_row, run_from_row
 

@@ -49,7 +49,7 @@ from zero_memory.domain.records import Channel
 from zero_memory.store import migrations
 from zero_memory.store.base import BriefNeighbour, Neighbour
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
-from zero_memory.store.pg_params import statement
+from zero_memory.store.postgres.params import statement
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row, cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx, memory_from_row
 from zero_memory.store.tables import copied_table
