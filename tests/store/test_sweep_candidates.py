@@ -192,14 +192,14 @@ def test_postgres_searches_a_batch_on_two_connections_with_the_same_answers(
 ) -> None:
     """A read transaction's batch is split with a second connection that takes up its snapshot: the
     pairs are those one connection finds."""
-    from zero_memory.store.postgres import adapter as postgres
+    from zero_memory.store.postgres import vectors
 
     request.param = "postgres-hnsw"
     store, opened = open_store(request, tmp_path)
     fill(store)
 
     def swept(split_min: int) -> list[tuple[str, str, float]]:
-        monkeypatch.setattr(postgres, "SPLIT_MIN_SUBJECTS", split_min)
+        monkeypatch.setattr(vectors, "SPLIT_MIN_SUBJECTS", split_min)
         with store.tx() as tx:
             subjects = [m for owner in OWNERS for m in tx.live_memories(owner=owner, limit=10_000)]
             return [(c.a.id, c.b.id, c.similarity) for c in pairs(tx, subjects, floor=FLOOR, limit=LIMIT)]
