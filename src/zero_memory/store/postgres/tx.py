@@ -8,7 +8,7 @@ import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import psycopg
@@ -20,14 +20,10 @@ from zero_memory.domain.records import Channel
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.postgres.locks import SERIAL_LOCKS, lock_key
 from zero_memory.store.postgres.params import statement
-from zero_memory.store.postgres.vectors import PostgresVectors
+from zero_memory.store.postgres.vectors import PostgresVectors, SearchedStore
 from zero_memory.store.rows import cap_payload
 from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx
 from zero_memory.store.tables import copied_table
-
-if TYPE_CHECKING:
-    from zero_memory.store.postgres.adapter import PostgresStore
-
 
 # A bulk import's batch: one row per element of the column arrays (PostgresTx.insert_memories).
 INSERT_MEMORIES = (
@@ -64,8 +60,17 @@ POSTINGS = (
 )
 
 
+class TxStore(SearchedStore, Protocol):
+    """What a transaction reads of ``PostgresStore``: whom this thread's transaction acts for, the common words."""
+
+    def acting(self) -> Acting: ...
+    def common_words(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, float]: ...
+
+
 class PostgresTx(PostgresVectors, SqlTx):
-    def __init__(self, store: PostgresStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
+    store: TxStore
+
+    def __init__(self, store: TxStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.store = store
         self.conn = conn
 

@@ -13,10 +13,10 @@ compares with every one of them, so small scopes get exact answers, as on SQLite
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import psycopg
@@ -28,8 +28,8 @@ from zero_memory.store.base import BriefNeighbour, Neighbour
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row
 from zero_memory.store.sql import MEMORY_COLUMNS, memory_from_row
 
-if TYPE_CHECKING:
-    from zero_memory.store.postgres.adapter import PostgresStore
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 # Up to this many candidate rows (live, of the store's dimension, passing the
@@ -88,10 +88,25 @@ def _tied_at_the_edge(kept: list[tuple[float, str]], scored: list[tuple[float, s
     return round(-kept[-1][0], 6) <= round(min(similarity for similarity, _ in scored), 6)
 
 
+class SearchedStore(Protocol):
+    """What the search reads of ``PostgresStore``: its dimension and bound, the memo of filters that walked the
+    index lately, and other connections that take up a snapshot."""
+
+    dim: int
+    exact_search_rows: int
+
+    def walked_lately(self, key: tuple[Any, ...]) -> bool: ...
+    def note_walk(self, key: tuple[Any, ...]) -> None: ...
+    def forget_walk(self, key: tuple[Any, ...]) -> None: ...
+    def in_snapshot(
+        self, snapshot: Snapshot, work: Callable[[psycopg.Connection[dict[str, Any]], T], R], arg: T
+    ) -> R: ...
+
+
 class PostgresVectors:
     """Mixed into ``PostgresTx``: ``store`` and ``conn`` come from it."""
 
-    store: PostgresStore
+    store: SearchedStore
     conn: psycopg.Connection[dict[str, Any]]
 
     def _embedding_param(self, vector: np.ndarray) -> Any:
