@@ -50,7 +50,7 @@ from corpus import paraphrase_queries, queries
 
 from zero_memory.store.sqlite.clusters import TRAIN_PER_LIST, Clusters, lists_for, probes_for
 
-READ = 90  # the rows the store reads and scores exactly for recall's pool of 60 (``sqlite_vectors._want``)
+READ = 90  # the rows the store reads and scores exactly for recall's pool of 60 (``_want`` of store/sqlite/vectors.py)
 SAMPLES = 300
 CHUNK = 65_536  # rows scored at a time by the exact scans (a million rows: 2 GB of float32, never squared)
 PAGE = 1_000  # rows filed at a time, as the background build does (``clusters_build.PAGE``)

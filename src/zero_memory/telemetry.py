@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from zero_memory.domain.records import Channel
-from zero_memory.store.base import SYSTEM, Store
+from zero_memory.store import SYSTEM
+from zero_memory.store.base import Store
 
 log = logging.getLogger("zero_memory.telemetry")
 

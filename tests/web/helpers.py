@@ -21,7 +21,7 @@ from zero_memory.ids import new_id
 from zero_memory.memory.lifecycle import forget
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 

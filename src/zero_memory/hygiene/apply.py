@@ -17,7 +17,8 @@ from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Jud
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Outcome, held
 from zero_memory.ids import new_id
-from zero_memory.store.base import SYSTEM, Tx
+from zero_memory.store import SYSTEM
+from zero_memory.store.base import Tx
 
 
 @dataclass(frozen=True, slots=True)

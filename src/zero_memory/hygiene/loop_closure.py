@@ -29,8 +29,7 @@ from zero_memory.domain.records import Judgement
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions.loop_closure import ask, request_for
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 ACTOR = "hygiene.loop_closure"
 CLOSED, OPEN = "closed", "open"

@@ -26,8 +26,7 @@ from zero_memory.judge.owners import judge_for
 from zero_memory.judge.prompt import JudgedMemory
 from zero_memory.judge.question import Purpose
 from zero_memory.judge.questions.pair import PairRequest
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 
 @dataclass(frozen=True, slots=True)

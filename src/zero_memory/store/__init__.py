@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 from zero_memory import errors
 from zero_memory.store import migrations
-from zero_memory.store.base import SYSTEM, Store, System, Tx
+from zero_memory.store.base import Store, Tx
+from zero_memory.store.ports.reader import SYSTEM, System
 
 __all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations", "system_tx"]
 

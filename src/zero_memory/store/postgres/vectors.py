@@ -24,7 +24,7 @@ from pgvector import Vector
 from psycopg import IsolationLevel
 
 from zero_memory.domain.memory import Memory
-from zero_memory.store.base import BriefNeighbour, Neighbour
+from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row
 from zero_memory.store.sql import MEMORY_COLUMNS, memory_from_row
 

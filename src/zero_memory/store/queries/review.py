@@ -13,7 +13,7 @@ from zero_memory.domain.records import (
     DisputeStatus,
     Judgement,
 )
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import dispute_from_row, marks
 

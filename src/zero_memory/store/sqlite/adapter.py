@@ -22,8 +22,8 @@ import numpy as np
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Brief
 from zero_memory.store import migrations
-from zero_memory.store.base import Reader
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
+from zero_memory.store.ports.reader import Reader
 from zero_memory.store.rows import BRIEF_COLUMNS
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite.index_files import IndexFiles
