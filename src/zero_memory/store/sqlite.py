@@ -28,6 +28,7 @@ from zero_memory.store.index_files import IndexFiles
 from zero_memory.store.rows import BRIEF_COLUMNS
 from zero_memory.store.sql import SqlTx, marks
 from zero_memory.store.sqlite_vectors import SQLiteVectors
+from zero_memory.store.stems import stemmed
 from zero_memory.store.term_counts import TermCounts
 from zero_memory.store.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
 from zero_memory.store.writers import Writers
@@ -217,6 +218,8 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # The full-text triggers index a memory's stems (migration 0025).
+            conn.create_function("zm_stems", 1, stemmed, deterministic=True)
             self._local.conn = conn
             self._local.depth = 0
             self._local.tx = None
