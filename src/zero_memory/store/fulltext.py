@@ -3,16 +3,19 @@
 A query's words and a memory's text are compared by their stems
 (store/stems.py: "deploys" and "deploy" are one word), the stems each store's
 index holds. A query's stems are weighted by their BM25 inverse document
-frequency over the whole store, and a text scores BM25's term frequency and
-length normalisation of the stems it holds (``K1``, ``B``, against a text of
-``TYPICAL_LENGTH`` words): a word said twice counts more than once, a word in
-a short text more than in a long one. The score is the share of the query's
-weight this comes to, capped at 1 (0 to 1, the same for a memory on any store
-and in any candidate set). Query words no memory holds do not count, but
-neither may the few common words left stand for the whole query: together the
-words no memory holds weigh at most what the words found lack of
-``ABSENT_FLOOR`` times the weight of a word no memory holds
-(docs/calibration.md).
+frequency over the whole store, and a text scores BM25's saturating term
+frequency of the stems it holds, ``tf / (tf + K1 × norm)``, with BM25's length
+normalisation ``norm`` (``B``, against a text of ``TYPICAL_LENGTH`` words). A
+stem the text holds only in other forms than the query's words counts
+``INFLECTION_SHARE`` of its weight. The score is the share of the query's
+weight this comes to (0 to 1, the same for a memory on any store and in any
+candidate set). Query words no memory holds count nothing, but neither may the
+few common words found stand for the whole query: together the words no memory
+holds add to the total what the words found lack of ``ABSENT_FLOOR`` times the
+weight of such a word. The values were measured (docs/calibration.md, "The
+lexical rule"): a small ``K1`` (a repeated word is a tie-breaker), no length
+normalisation (``B`` 0: longer notes were no less relevant), half a weight for
+another form of the word.
 
 Ranking every memory that contains a common word would cost a walk of that
 word's postings, which grows with the store. So the search runs in two stages:
