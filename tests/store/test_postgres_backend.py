@@ -18,7 +18,7 @@ from tests.store.processes import insert_concurrently, writer
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import migrations
 from zero_memory.store.postgres import USE_INDEX, USED_INDEX, PostgresStore, PostgresTx, supports_iterative_scan
-from zero_memory.store.terms import words_of
+from zero_memory.store.stems import stems_of
 
 
 @pytest.fixture
@@ -215,7 +215,7 @@ def _postings(store: PostgresStore) -> set[tuple[str, str, int]]:
 def _expected_postings(store: PostgresStore) -> set[tuple[str, str, int]]:
     with store.tx() as tx:
         rows = tx.conn.execute("SELECT seq, scope, content FROM memories").fetchall()
-    return {(w, r["scope"], int(r["seq"])) for r in rows for w in words_of(r["content"])}
+    return {(w, r["scope"], int(r["seq"])) for r in rows for w in stems_of(r["content"])}
 
 
 def test_the_postings_follow_every_write_move_and_removal(pg_store: PostgresStore) -> None:
