@@ -6,7 +6,7 @@ memory ("deploy" for all three), and a query's words are stemmed the same
 way, so a query finds its words' inflections with one lookup a word:
 
 - SQLite indexes ``stemmed(content)``, called from its triggers as the SQL
-  function ``zm_stems`` (registered on every connection, store/sqlite.py);
+  function ``zm_stems`` (registered on every connection, store/sqlite/adapter.py);
 - PostgreSQL's ``content_tsv`` is built with the ``zm_stems`` text-search
   configuration (migration 0025): the same Snowball English stemmer, built
   into PostgreSQL, for words of letters, and the ``simple`` one (as written,
