@@ -551,8 +551,10 @@ def test_catching_up_a_large_database_keeps_int8_copies_past_the_bound_and_makes
 ) -> None:
     """The exact scan's matrix holds at most a page beyond the bound: a million rows never pass through it
     (2 GB of float32), they are kept as int8 copies page by page; the clusters are made once every row is
-    read, with the lists for all of them (not for the rows read when the bound was passed)."""
+    read, with the lists for all of them (not for the rows read when the bound was passed). The bound is the
+    larger of ``MATRIX_ROWS`` (none here) and the rows for clusters built in the background."""
     monkeypatch.setattr(vector_index_module, "PAGE", 50)
+    monkeypatch.setattr(vector_index_module, "MATRIX_ROWS", 0)
     trained: list[int] = []
     train = Clusters.trained.__func__  # type: ignore[attr-defined]
 
