@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +39,8 @@ from zero_memory.store.index_source import Row, Source, State
 from zero_memory.store.int8_rows import Int8Rows
 
 __all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +55,7 @@ BACKGROUND_ROWS = 10_000
 # grows"). Beyond it, the matrix would be too large to hold beside the clusters being built (200 MB at
 # 100,000 rows; 2 GB at a million).
 MATRIX_ROWS = 120_000
+BESIDE_THREADS = 8  # threads for the reads made beside searches: one for each search served at once
 # Rows scored at a time by a scan of one vector: their float32 copy stays in the cache (measured at 100k
 # int8 rows of 512 dimensions, one BLAS thread: 12-17 ms a scan in chunks of 4,096, 60-66 ms in chunks of
 # 16,384, 19 ms for the product with a float32 matrix of them all).
@@ -121,6 +126,8 @@ class VectorIndex:
         # while the clusters are written to the file, not for it to reach the disk.
         self._save_lock = threading.Lock()
         self._saver: threading.Thread | None = None
+        self._beside: ThreadPoolExecutor | None = None
+        self._beside_lock = threading.Lock()
         self._build: ClustersBuild | None = None
         self._clear()
 
@@ -167,15 +174,28 @@ class VectorIndex:
         if build is not None:
             build.wait()
 
+    def beside(self, work: Callable[[], T]) -> Future[T]:
+        """Run ``work`` on another thread while the caller searches the index (a search's reads of its
+        transaction): the second core. One thread for each search made at once (a server's worker
+        threads); a search that finds them all busy waits for one."""
+        with self._beside_lock:
+            if self._beside is None:
+                self._beside = ThreadPoolExecutor(max_workers=BESIDE_THREADS, thread_name_prefix="zm-beside")
+            return self._beside.submit(work)
+
     def stop(self) -> None:
-        """Stop a background build and wait for its thread: the store is closing."""
+        """Stop a background build and wait for its threads: the store is closing."""
         with self.lock:
             build, self._build = self._build, None
             saver, self._saver = self._saver, None
+        with self._beside_lock:
+            beside, self._beside = self._beside, None
         if build is not None:
             build.stop()
         if saver is not None:
             saver.join()
+        if beside is not None:
+            beside.shutdown(wait=True)
 
     def reset(self) -> None:
         """Forget everything: the next search rebuilds from a snapshot or the database."""
