@@ -13,8 +13,8 @@ from tests.store.writer import BUILDING
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory.recall import recall
-from zero_memory.store import vector_index as vector_index_module
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite import vector_index as vector_index_module
+from zero_memory.store.sqlite.adapter import SQLiteStore
 
 TOPICS = ["deploys", "the database", "the login page", "billing", "search", "backups", "the mobile app", "logging"]
 QUERIES = ["how do we deploy", "where are backups kept", "what breaks the login", "which database do we run"]

@@ -9,7 +9,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Collection, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
@@ -23,12 +22,12 @@ from tests.store.processes import kill, writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store import clusters as clusters_module
-from zero_memory.store import vector_index as vector_index_module
-from zero_memory.store.clusters import Clusters, Selection, probes_for
-from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.sqlite import SQLiteStore
-from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
+from zero_memory.store.sqlite import clusters as clusters_module
+from zero_memory.store.sqlite import vector_index as vector_index_module
+from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.clusters import Clusters, Selection, probes_for
+from zero_memory.store.sqlite.index_files import IndexFiles
+from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 INDEXED = {"ann_min_rows": 0, "exact_filter_rows": 0}
 OWNERS = ["alice", "bob", "carol"]
@@ -93,7 +92,7 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
 
 
 def _postgres(request: pytest.FixtureRequest) -> Store:
-    from zero_memory.store.postgres import PostgresStore
+    from zero_memory.store.postgres.adapter import PostgresStore
 
     server = request.getfixturevalue("pg_server")
     url = server.fresh_url()
@@ -146,18 +145,19 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
 @pytest.mark.parametrize(
     "flt", [{}, {"scopes": ["proj.alice.api", "user.carol"]}, {"scopes": SCOPES, "kinds": [Kind.TASK]}]
 )
-def test_a_search_proposed_from_another_thread_finds_what_similar_finds(any_store: Store, flt: dict[str, Any]) -> None:
-    """Recall walks the graph on another thread while its transaction reads: the rows are still read,
-    filtered and scored in the transaction, its own writes included."""
+def test_a_search_run_beside_reads_of_its_transaction_finds_what_similar_finds(
+    any_store: Store, flt: dict[str, Any]
+) -> None:
+    """Recall's search runs its full text beside the index's search (on SQLite on another thread, reading
+    the transaction meanwhile): the rows are still read, filtered and scored in the transaction, its own
+    writes included, and what runs beside sees them too."""
     fill(any_store, 300)
     query = random_unit(7)
     with any_store.tx(write=True) as tx:
         put(tx, memory("written in this transaction", owner="alice", scope="user.carol", kind=Kind.TASK), query)
         search = tx.vector_search(floor=-1.0, limit=40, **flt)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(search.propose, query).result()
-        found = [(n.brief, round(n.similarity, 6)) for n in search.neighbours()]
-        near = tx.similar(query, floor=-1.0, limit=40, **flt)
+        neighbours, near = search.run(query, lambda: tx.similar(query, floor=-1.0, limit=40, **flt))
+        found = [(n.brief, round(n.similarity, 6)) for n in neighbours]
         expected = [(brief_of(n.memory), round(n.similarity, 6)) for n in near]
     assert found == expected
     assert len(found) == 40
