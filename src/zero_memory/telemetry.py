@@ -6,7 +6,7 @@ made every call a write, and on SQLite the writers of every process on the
 file go one at a time (store/writers.py): two ``zm serve`` workers spent their
 time queued behind each other's telemetry. So a server gathers them and writes
 them together, every ``FLUSH_INTERVAL_S`` or once ``FLUSH_ROWS`` are waiting,
-and at shutdown (``start`` / ``stop``, from the server's lifespan). Anywhere
+and at shutdown (``start`` / ``stop``, by ``server/services.py``). Anywhere
 else (the CLI, ``zm mcp``, a test's app) each is written when it is recorded.
 
 What a batch risks: a server killed without its shutdown (SIGKILL, a power

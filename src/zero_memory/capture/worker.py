@@ -1,12 +1,12 @@
-"""Retries in a long-running server: a daemon thread that extracts whatever chunk is due.
+"""Retries in a long-running server: a background loop that extracts whatever chunk is due.
 
 A chunk is first extracted right after it is accepted (``ingest`` schedules
 it on the app's background thread). One whose attempt failed waits for its
 retry time; ``zm serve`` runs this worker to take it up then, whoever's it
-is; so does ``zm mcp``. Without either, an owner's due chunks are taken up
-at their next ingestion, or by ``zm capture drain``. A chunk that waited for its
-owner's daily allowance is due again at the first pass after a raise
-(``budget.release``).
+is; so does ``zm mcp`` (both through ``server/services.py``). Without either,
+an owner's due chunks are taken up at their next ingestion, or by ``zm
+capture drain``. A chunk that waited for its owner's daily allowance is due
+again at the first pass after a raise (``budget.release``).
 """
 
 from __future__ import annotations
