@@ -21,10 +21,18 @@ from zero_memory import transitions
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.memory import InvalidationReason, Memory
-from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
+from zero_memory.domain.records import (
+    AuditEntry,
+    Dispute,
+    DisputeShape,
+    DisputeStatus,
+    PortabilityCandidate,
+    Run,
+    RunStatus,
+    pair_key,
+)
 from zero_memory.ids import new_id
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, PortabilityCandidate, Tx
+from zero_memory.store import SYSTEM, Tx, system_tx
 
 AUTOMATIC, PERSON, AGENT = "hygiene.sweep", "alice", "alice"  # an agent acts under its user's id
 

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from zero_memory.domain.memory import InvalidationReason, Memory, Status, retirable_by_automation
-from zero_memory.domain.records import Dispute, DisputeStatus, Link, Run, RunStatus
+from zero_memory.domain.records import Dispute, DisputeStatus, Link, PortabilityCandidate, Run, RunStatus
 from zero_memory.ids import new_id
-from zero_memory.store.base import PortabilityCandidate, Tx
+from zero_memory.store.base import Tx
 
 
 @dataclass(frozen=True, slots=True)
