@@ -35,6 +35,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel, Visibility
+from zero_memory.embedding.base import embed_queries
 from zero_memory.memory import freshness
 from zero_memory.memory.anchoring import code_changed
 from zero_memory.memory.models import Hit, RecallResult
@@ -141,7 +142,7 @@ def recall(
         raise errors.validation(f"limit: must be between 1 and {MAX_LIMIT}")
     config = app.settings.hygiene
     now = app.clock()
-    vector = app.embedder.embed([query])[0]
+    vector = embed_queries(app.embedder, [query])[0]
     session_id = session_id or caller.session_id
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
