@@ -16,7 +16,7 @@ a removed one is still found and a replaced one found by its new vector).
 Each library runs in its own process so memory figures do not mix. Prints one
 line per library and the load average.
 
-``clusters`` is the store's own index (``store/clusters.py``: faiss IVF with
+``clusters`` is the store's own index (``store/sqlite/clusters.py``: faiss IVF with
 8-bit codes, ``lists_for`` the rows, ``probes_for`` the lists, trained on the
 store's sample and filed a page at a time on one thread, as the store builds
 it; the memories' searches scan its ``narrow_probes``, as the sweep's do).
@@ -191,14 +191,14 @@ class StoreClusters:
     """The store's own index, built as the store builds it (``VectorIndex._sample``, ``clusters_build``)."""
 
     def __init__(self, dim: int, capacity: int) -> None:
-        from zero_memory.store.clusters import lists_for
+        from zero_memory.store.sqlite.clusters import lists_for
 
         self.dim = dim
         self.lists = lists_for(capacity)
         self.index: Any = None
 
     def build(self, keys: np.ndarray, vectors: np.ndarray) -> None:
-        from zero_memory.store.clusters import TRAIN_PER_LIST, Clusters
+        from zero_memory.store.sqlite.clusters import TRAIN_PER_LIST, Clusters
 
         keys = keys.astype(np.int64)
         size = min(len(keys), self.lists * TRAIN_PER_LIST)
@@ -229,7 +229,7 @@ class StoreClusters:
         self.index.save(Path(path))
 
     def load(self, path: str) -> None:
-        from zero_memory.store.clusters import Clusters
+        from zero_memory.store.sqlite.clusters import Clusters
 
         self.index = Clusters.restore(Path(path), self.dim)
 

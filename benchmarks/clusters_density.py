@@ -9,7 +9,7 @@ float32, as ``--save-vectors FILE.npz`` writes from a home, to skip reading
 the database again). ``--rows N`` keeps the first N rows (in ``seq`` order:
 the corpus as it was when it held N). For each number of lists (default:
 ``lists_for`` the rows, as the store chooses) it builds the store's own index
-(``store/clusters.py``'s ``Clusters``, trained on the store's sample of a few
+(``store/sqlite/clusters.py``'s ``Clusters``, trained on the store's sample of a few
 dozen rows a list, then filed a page of 1,000 rows at a time as the background
 build does, on one thread), prints the training and filing time, the CPU
 seconds, and the lists' sizes (largest, 99th percentile, median). Then for
@@ -48,9 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import paraphrase_queries, queries
 
-from zero_memory.store.clusters import TRAIN_PER_LIST, Clusters, lists_for, probes_for
+from zero_memory.store.sqlite.clusters import TRAIN_PER_LIST, Clusters, lists_for, probes_for
 
-READ = 90  # the rows the store reads and scores exactly for recall's pool of 60 (``sqlite_vectors._want``)
+READ = 90  # the rows the store reads and scores exactly for recall's pool of 60 (``_want`` of store/sqlite/vectors.py)
 SAMPLES = 300
 CHUNK = 65_536  # rows scored at a time by the exact scans (a million rows: 2 GB of float32, never squared)
 PAGE = 1_000  # rows filed at a time, as the background build does (``clusters_build.PAGE``)

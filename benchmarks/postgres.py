@@ -168,7 +168,7 @@ def main() -> None:
     from zero_memory.memory.recall import recall
     from zero_memory.settings import Settings
     from zero_memory.store.copy import copy_store
-    from zero_memory.store.sqlite import SQLiteStore
+    from zero_memory.store.sqlite.adapter import SQLiteStore
 
     home = Path(args.home or tempfile.mkdtemp(prefix="zm-postgres-"))
     home.mkdir(parents=True, exist_ok=True)

@@ -75,7 +75,7 @@ def folder_mb(path: Path) -> float:
 def open_app(home: Path, index_options: dict[str, int] | None = None) -> Any:
     from zero_memory.bootstrap import build_app
     from zero_memory.settings import Settings
-    from zero_memory.store.sqlite import SQLiteStore
+    from zero_memory.store.sqlite.adapter import SQLiteStore
 
     settings = Settings.from_environ({"ZM_HOME": str(home)})
     store = SQLiteStore.open(settings.database_url, dim=512, **(index_options or {}))

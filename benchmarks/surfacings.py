@@ -46,7 +46,7 @@ def main() -> None:
 
     from zero_memory.clock import to_text, utcnow
     from zero_memory.domain.records import Channel
-    from zero_memory.store.sqlite import SQLiteStore
+    from zero_memory.store.sqlite.adapter import SQLiteStore
 
     rng = random.Random(14)
     memories = [f"mem_{n:08d}" for n in range(args.memories)]

@@ -3,7 +3,7 @@
 Every tool call records a usage event, and every recall and briefing the
 memories it served as surfacings. Written in a transaction of their own, they
 made every call a write, and on SQLite the writers of every process on the
-file go one at a time (store/writers.py): two ``zm serve`` workers spent their
+file go one at a time (store/sqlite/writers.py): two ``zm serve`` workers spent their
 time queued behind each other's telemetry. So a server gathers them and writes
 them together, every ``FLUSH_INTERVAL_S`` or once ``FLUSH_ROWS`` are waiting,
 and at shutdown (``start`` / ``stop``, from the server's lifespan). Anywhere
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from zero_memory.domain.records import Channel
-from zero_memory.store.base import SYSTEM, Store
+from zero_memory.store import SYSTEM
+from zero_memory.store.base import Store
 
 log = logging.getLogger("zero_memory.telemetry")
 

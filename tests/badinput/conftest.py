@@ -21,9 +21,9 @@ from mcp.client.client import Client
 
 from tests.mcp.conftest import ClientPool
 from tests.mcp.helpers import Deployment, base_env, call_ok, start_server, stop_server, zm
+from zero_memory.domain.records import PortabilityCandidate
 from zero_memory.ids import new_id
 from zero_memory.store import open_store
-from zero_memory.store.base import PortabilityCandidate
 
 MISSING_MEMORY = "mem_01zzzzzzzzzzzzzzzzzzzzzzzz"
 MISSING_DISPUTE = "dsp_01zzzzzzzzzzzzzzzzzzzzzzzz"

@@ -27,11 +27,10 @@ from zero_memory.access.projects import create_project
 from zero_memory.app import App
 from zero_memory.conflicts.choice import KeepBoth
 from zero_memory.conflicts.resolve import resolve_conflict
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, pair_key
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, PortabilityCandidate, pair_key
 from zero_memory.ids import new_id
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
-from zero_memory.store.base import PortabilityCandidate
 
 MISSING = {
     "memory": "mem_01zzzzzzzzzzzzzzzzzzzzzzzz",

@@ -16,9 +16,9 @@ from zero_memory.app import App
 from zero_memory.capture.ingest import ingest
 from zero_memory.capture.models import IngestRequest, IngestResult
 from zero_memory.domain.memory import Memory
+from zero_memory.domain.records import CaptureChunk
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, CaptureChunk
+from zero_memory.store import SYSTEM, system_tx
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -14,7 +14,8 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.hygiene.retro import parse_cursor, retro
 from zero_memory.judge.fake import FakeJudge
-from zero_memory.store.base import SYSTEM, DisputeQuery
+from zero_memory.store import SYSTEM
+from zero_memory.store.ports.review import DisputeQuery
 
 PAIRS = [
     ("The staging database is green", "The staging database is blue"),

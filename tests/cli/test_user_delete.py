@@ -31,7 +31,18 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.projects import create_project, grant
 from zero_memory.capture import budget
 from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
-from zero_memory.domain.records import ChunkStatus, Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
+from zero_memory.domain.records import (
+    CaptureChunk,
+    ChunkStatus,
+    Dispute,
+    DisputeShape,
+    DisputeStatus,
+    Judgement,
+    PortabilityCandidate,
+    Run,
+    RunStatus,
+    pair_key,
+)
 from zero_memory.domain.scopes import ScopeKind
 from zero_memory.ids import new_id
 from zero_memory.judge import keys
@@ -41,7 +52,6 @@ from zero_memory.memory.pins import pin
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
 from zero_memory.store import system_tx
-from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 
 NAME = "quill"  # a name no seeded text contains: any row holding it is a row of the user
 TEAM = "team.bob.shared"

@@ -21,8 +21,7 @@ from zero_memory.domain.memory import Memory, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, DisputeStatus, pair_key
 from zero_memory.ids import new_id
 from zero_memory.memory.lifecycle import forget, restore_memory
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 MERGED_TEXT = "The staging database is teal since the March move"
 

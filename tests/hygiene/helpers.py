@@ -14,8 +14,8 @@ from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank, Status
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeStatus, Link, pair_key
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.questions.pair import PairRequest
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, DisputeQuery
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.ports.review import DisputeQuery
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -13,11 +13,11 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.project_identity import different_projects, project_identity, project_paths
 from zero_memory.access.projects import create_project
 from zero_memory.app import App
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Judgement, Link
 from zero_memory.hygiene import filters
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.filters import Skip, screen
-from zero_memory.store.base import Judgement, Tx
+from zero_memory.store.base import Tx
 
 
 def stored_pair(app: App, caller: Caller, **fields: Any) -> Candidate:

@@ -17,7 +17,7 @@ from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.questions.loop_closure import LoopClosureRequest
 from zero_memory.memory.lifecycle import get_memory
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 MakeApp = Callable[..., App]
 TASK = "Add retries to the invoice mailer"

@@ -13,8 +13,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.hygiene.cycle import ON_WRITE
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 MakeApp = Callable[..., App]
 

@@ -29,7 +29,7 @@ from zero_memory.judge.prompt import JudgedMemory
 from zero_memory.judge.question import Purpose
 from zero_memory.judge.questions.portability import PortabilityRequest, audit, gate_check
 from zero_memory.memory.models import RememberResult
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 SERVER_KEY = "sk-server-key-0123456789"
 OWNER_KEY = "sk-owner-key-abcdefghij"

@@ -31,7 +31,7 @@ from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
 from zero_memory.settings import Settings
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 SUBJECTS = ["The staging database is {}", "Deploys go through the release pipeline on {}"]
 VALUES = ["green", "blue", "red", "8080", "9090", "Fridays", "Mondays"]

@@ -44,8 +44,8 @@ from zero_memory.memory.lifecycle import forget, restore_memory
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.settings import Settings
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, DisputeQuery
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.ports.review import DisputeQuery
 
 SUBJECTS = ["The staging database is {}", "Deploys go through the release pipeline on {}"]
 VALUES = ["green", "blue", "red", "8080", "Fridays", "Mondays"]

@@ -19,8 +19,7 @@ from zero_memory.domain.records import AuditEntry, Channel
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.question import Purpose
 from zero_memory.judge.questions.pair import PairRequest
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 MakeApp = Callable[..., App]
 MODEL = "judge-v1"

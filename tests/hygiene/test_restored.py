@@ -22,8 +22,7 @@ from zero_memory.judge.fake import FakeAnswer, FakeJudge
 from zero_memory.judge.questions.pair import PairRequest
 from zero_memory.judge.questions.portability import PortabilityRequest
 from zero_memory.memory.lifecycle import get_memory, restore_memory
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 MakeApp = Callable[..., App]
 

@@ -24,8 +24,8 @@ from zero_memory.conflicts.choice import KeepBoth, Retire
 from zero_memory.conflicts.resolve import resolve_conflict
 from zero_memory.domain.records import AuditEntry, Dispute
 from zero_memory.memory.lifecycle import forget, restore_memory
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, DisputeQuery
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.ports.review import DisputeQuery
 
 MakeApp = Callable[..., App]
 

@@ -20,9 +20,8 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.server import RecordedRequest, Reply
 from tests.mcp.helpers import Deployment, base_env, call_error, call_ok, connect, start_server, stop_server, unique, zm
 from tests.pg import session_server
-from zero_memory.domain.records import ChunkStatus
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 from zero_memory.store import Store, open_store, system_tx
-from zero_memory.store.base import CaptureChunk
 
 pytestmark = pytest.mark.anyio
 

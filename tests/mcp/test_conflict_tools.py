@@ -26,8 +26,8 @@ from tests.mcp.helpers import (
     unique,
     zm,
 )
+from zero_memory.domain.records import PortabilityCandidate
 from zero_memory.store import open_store, system_tx
-from zero_memory.store.base import PortabilityCandidate
 
 pytestmark = pytest.mark.anyio
 

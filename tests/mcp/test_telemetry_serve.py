@@ -12,8 +12,7 @@ import pytest
 
 from tests.mcp.helpers import Deployment, base_env, call_ok, connect, recorded, start_server, stop_server, unique, zm
 from zero_memory.clock import utcnow
-from zero_memory.store import Store, open_store, system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, Store, open_store, system_tx
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.settings import Settings
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 WRITES_PER_PROCESS = 60
 

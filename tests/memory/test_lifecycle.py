@@ -9,8 +9,7 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.memory import lifecycle
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 
 def test_forget_keeps_the_row_and_restore_brings_it_back(app: App, alice: Caller) -> None:

@@ -20,7 +20,7 @@ from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
 from zero_memory.settings import Settings
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM
 
 WORDS = st.sampled_from(["deploy", "cache", "port", "queue", "schema", "token", "retry", "index", "blue", "green"])
 TEXTS = st.lists(WORDS, min_size=2, max_size=6).map(" ".join)

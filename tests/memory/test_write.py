@@ -14,8 +14,7 @@ from zero_memory.app import App
 from zero_memory.embedding import Embedder
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.memory.recall import recall
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 FAKE_AWS_KEY = "AKIA" + "IOSFODNN7" + "EXAMPLE"
 

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from zero_memory.domain.memory import InvalidationReason, Memory
 from zero_memory.domain.records import AuditEntry, Dispute, DisputeShape, RunStatus, pair_key
 from zero_memory.store import Store, Tx, system_tx
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 
 CREATING_ACTIONS = ("remember", "import", "merge")
 SUCCESSOR_REASONS = {InvalidationReason.SUPERSEDED, InvalidationReason.DUPLICATE, InvalidationReason.MERGED}

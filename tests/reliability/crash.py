@@ -36,7 +36,7 @@ from tests.reliability.service import Service
 from zero_memory.domain.memory import InvalidationReason
 from zero_memory.domain.records import DisputeStatus, RunStatus, pair_key
 from zero_memory.store import SYSTEM, system_tx
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 
 CALL_TIMEOUT_S = 20
 WRITERS = 4

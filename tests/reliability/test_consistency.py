@@ -27,9 +27,9 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
 from zero_memory.ids import memory_id, new_id
 from zero_memory.memory.lifecycle import forget, restore_memory
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Tx
-from zero_memory.store.sqlite import SQLiteTx
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.base import Tx
+from zero_memory.store.sqlite.adapter import SQLiteTx
 
 MakeApp = Callable[..., App]
 

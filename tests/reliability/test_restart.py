@@ -18,7 +18,7 @@ from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import owner_lock
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
-from zero_memory.store.sqlite import SQLiteStore, SQLiteTx
+from zero_memory.store.sqlite.adapter import SQLiteStore, SQLiteTx
 
 MakeApp = Callable[..., App]
 

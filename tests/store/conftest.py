@@ -12,7 +12,7 @@ from tests.cli.conftest import zm  # noqa: F401  (fixture: zm, tests/cli/harness
 from tests.pg import PgServer, pg_server, pg_url  # noqa: F401  (fixtures)
 from tests.store.factories import DIM, AsSystem
 from zero_memory.store import Store, open_store
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 
 def sqlite_url(directory: Path) -> str:

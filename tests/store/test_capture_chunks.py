@@ -7,9 +7,8 @@ from dataclasses import replace
 import pytest
 
 from tests.store.factories import add_users, at
-from zero_memory.domain.records import ChunkStatus
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 from zero_memory.store import Store
-from zero_memory.store.base import CaptureChunk
 
 
 def chunk(chunk_id: str = "chk_1", *, owner: str = "alice", digest: str = "a" * 64, minutes: float = 0) -> CaptureChunk:

@@ -21,9 +21,9 @@ from tests.store.test_vector_index import fill, live_contents, seqs_of, snapshot
 from tests.store.writer import BUILDING, found_by_index
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store import clusters_build as clusters_build_module
-from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite import clusters_build as clusters_build_module
+from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.index_files import IndexFiles
 
 FILTERS: list[dict[str, Any]] = [
     {},

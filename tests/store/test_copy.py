@@ -16,20 +16,22 @@ from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
 from zero_memory.domain.records import (
+    CaptureChunk,
     Channel,
     ChunkStatus,
     Dispute,
     DisputeShape,
     DisputeStatus,
+    Judgement,
     Link,
+    PortabilityCandidate,
     Project,
     Run,
     RunStatus,
 )
 from zero_memory.store import SYSTEM, Store, open_store, system_tx
-from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
 from zero_memory.store.copy import compare_vectors, copy_store
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 from zero_memory.store.sql import COPY_TABLES
 
 # What a store keeps for itself and a copy leaves alone.

@@ -10,7 +10,7 @@ import pytest
 from tests.store.factories import add_users, at, memory, put
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, pair_key
 from zero_memory.store import Store
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 
 
 def dispute(

@@ -12,10 +12,9 @@ import pytest
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, memory, put, visibility
 from zero_memory.domain.memory import InvalidationReason, Status
-from zero_memory.store import Store, fulltext, open_store
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, Store, fulltext, open_store
 from zero_memory.store.fulltext import TextPlan, idf, plan
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 from zero_memory.store.terms import terms, words_of
 
 API = "proj.alice.api"

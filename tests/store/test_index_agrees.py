@@ -30,9 +30,9 @@ from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, at, memory, put, random_unit
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.postgres import PostgresStore
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.postgres.adapter import PostgresStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.index_files import IndexFiles
 
 OWNERS = ["alice", "bob"]
 SCOPES = ["proj.alice.api", "user.alice", "proj.bob.web"]

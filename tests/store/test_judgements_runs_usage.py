@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from tests.store.factories import add_users, at, memory, put
-from zero_memory.domain.records import Channel, Run, RunStatus
+from zero_memory.domain.records import Channel, Judgement, Run, RunStatus
 from zero_memory.store import Store
-from zero_memory.store.base import Judgement
 
 
 def test_a_judgement_is_cached_per_pair_and_model_and_replaced(store: Store) -> None:

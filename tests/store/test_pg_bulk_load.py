@@ -25,7 +25,7 @@ from zero_memory.app import App
 from zero_memory.memory.imports import count_records, import_path
 from zero_memory.store import open_store, system_tx
 from zero_memory.store.copy import copy_store
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 
 def has_index(store: PostgresStore) -> bool:
@@ -63,7 +63,7 @@ def insert(store: PostgresStore, tag: str, count: int) -> list[str]:
 def test_a_load_larger_than_the_store_runs_without_the_index_and_builds_it_after(
     searched: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("zero_memory.store.postgres.BULK_MIN_ROWS", 50)
+    monkeypatch.setattr("zero_memory.store.postgres.adapter.BULK_MIN_ROWS", 50)
     with searched.tx(write=True) as tx:
         add_users(tx, "alice")
     before = insert(searched, "before", 20)
@@ -78,7 +78,7 @@ def test_a_load_larger_than_the_store_runs_without_the_index_and_builds_it_after
 def test_a_small_load_or_one_smaller_than_the_store_keeps_the_index(
     searched: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("zero_memory.store.postgres.BULK_MIN_ROWS", 50)
+    monkeypatch.setattr("zero_memory.store.postgres.adapter.BULK_MIN_ROWS", 50)
     with searched.tx(write=True) as tx:
         add_users(tx, "alice")
     insert(searched, "before", 100)
@@ -123,7 +123,7 @@ def test_a_process_killed_mid_load_leaves_a_store_that_recalls_and_the_next_star
 def test_an_import_of_many_memories_into_postgres_builds_the_index_after_loading(
     make_app: Callable[..., App], alice: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("zero_memory.store.postgres.BULK_MIN_ROWS", 50)
+    monkeypatch.setattr("zero_memory.store.postgres.adapter.BULK_MIN_ROWS", 50)
     drops: list[bool] = []
     original = PostgresStore._drop_vector_index
 
@@ -158,7 +158,7 @@ def test_count_records_counts_markdown_files_and_jsonl_lines(tmp_path: Path) -> 
 def test_zm_db_copy_into_postgres_builds_the_index_after_the_rows(
     tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("zero_memory.store.postgres.BULK_MIN_ROWS", 50)
+    monkeypatch.setattr("zero_memory.store.postgres.adapter.BULK_MIN_ROWS", 50)
     source = open_store(sqlite_url(tmp_path), dim=DIM)
     contents = [f"copied {n}" for n in range(120)]
     with system_tx(source, "test", write=True) as tx:

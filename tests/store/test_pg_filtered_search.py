@@ -15,7 +15,7 @@ import pytest
 
 from tests.store.factories import DIM, AsSystem, add_users, memory, put, random_unit
 from zero_memory.domain.memory import InvalidationReason, Status
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 SCOPES = ["proj.alice.api", "proj.alice.web", "user.alice", "proj.bob.api", "user.bob"]
 

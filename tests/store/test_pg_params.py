@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zero_memory.store.pg_params import statement
+from zero_memory.store.postgres.params import statement
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,10 @@ from tests.store.factories import DIM, AsSystem, add_users, at, axis, memory, pu
 from tests.store.processes import insert_concurrently, writer
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import migrations
-from zero_memory.store.postgres import USE_INDEX, USED_INDEX, PostgresStore, PostgresTx, supports_iterative_scan
+from zero_memory.store.postgres.adapter import PostgresStore
+from zero_memory.store.postgres.checks import supports_iterative_scan
+from zero_memory.store.postgres.tx import PostgresTx
+from zero_memory.store.postgres.vectors import USE_INDEX, USED_INDEX
 from zero_memory.store.terms import words_of
 
 

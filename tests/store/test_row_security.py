@@ -21,19 +21,21 @@ from zero_memory import errors
 from zero_memory.access.visibility import visibility
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
 from zero_memory.domain.records import (
+    CaptureChunk,
     Channel,
     ChunkStatus,
     Dispute,
     DisputeShape,
     DisputeStatus,
+    Judgement,
     Link,
+    PortabilityCandidate,
     Project,
     pair_key,
 )
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
-from zero_memory.store.base import CaptureChunk, Judgement, PortabilityCandidate
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 TEAM = "team.alice.platform"
 

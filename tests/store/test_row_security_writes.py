@@ -49,12 +49,21 @@ from tests.store.factories import add_users, at, axis, memory, put
 from zero_memory.access import projects as project_service
 from zero_memory.access.visibility import visibility
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
-from zero_memory.domain.records import ChunkStatus, Dispute, DisputeShape, DisputeStatus, Link, Project, pair_key
+from zero_memory.domain.records import (
+    CaptureChunk,
+    ChunkStatus,
+    Dispute,
+    DisputeShape,
+    DisputeStatus,
+    Link,
+    PortabilityCandidate,
+    Project,
+    pair_key,
+)
 from zero_memory.domain.scopes import ScopeKind
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
-from zero_memory.store.base import CaptureChunk, PortabilityCandidate
-from zero_memory.store.postgres import PostgresStore
+from zero_memory.store.postgres.adapter import PostgresStore
 
 SECRET_TEAM = "team.bob.secret"  # bob's private team: alice is no member
 SHARED = "proj.bob.api"  # bob's project, which alice may read

@@ -10,7 +10,7 @@ from tests.store.processes import insert_concurrently
 from tests.store.writer import vector_for
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import Store, migrations
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
 
 
 def test_a_new_file_applies_every_migration_once(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.domain.records import pair_key
 from zero_memory.hygiene.candidates import pairs
 from zero_memory.store import Store
-from zero_memory.store.clusters import Clusters
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.clusters import Clusters
 
 OWNERS = ["alice", "bob", "carol"]
 SCOPES = {"alice": ["proj.alice.api", "user.alice"], "bob": ["proj.bob.web", "user.bob"], "carol": ["user.carol"]}
@@ -57,7 +57,7 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Store, A
     """The store a parameter names: SQLite's clusters (searched, or scanned whole for a filter keeping few
     rows), SQLite's exact scan, PostgreSQL's HNSW index or its exact search."""
     if request.param.startswith("postgres"):
-        from zero_memory.store.postgres import PostgresStore
+        from zero_memory.store.postgres.adapter import PostgresStore
 
         server = request.getfixturevalue("pg_server")
         url = server.fresh_url()
@@ -192,14 +192,14 @@ def test_postgres_searches_a_batch_on_two_connections_with_the_same_answers(
 ) -> None:
     """A read transaction's batch is split with a second connection that takes up its snapshot: the
     pairs are those one connection finds."""
-    from zero_memory.store import postgres
+    from zero_memory.store.postgres import vectors
 
     request.param = "postgres-hnsw"
     store, opened = open_store(request, tmp_path)
     fill(store)
 
     def swept(split_min: int) -> list[tuple[str, str, float]]:
-        monkeypatch.setattr(postgres, "SPLIT_MIN_SUBJECTS", split_min)
+        monkeypatch.setattr(vectors, "SPLIT_MIN_SUBJECTS", split_min)
         with store.tx() as tx:
             subjects = [m for owner in OWNERS for m in tx.live_memories(owner=owner, limit=10_000)]
             return [(c.a.id, c.b.id, c.similarity) for c in pairs(tx, subjects, floor=FLOOR, limit=LIMIT)]

@@ -11,7 +11,7 @@ import pytest
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, memory, put
 from zero_memory.store.fulltext import TextPlan
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
 
 QUERY = "zebra service crossing"
 

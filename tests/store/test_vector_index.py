@@ -22,12 +22,12 @@ from tests.store.processes import kill, writer
 from tests.store.writer import found_by_index, vector_for
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
-from zero_memory.store import clusters as clusters_module
-from zero_memory.store import vector_index as vector_index_module
-from zero_memory.store.clusters import Clusters, Selection, probes_for
-from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.sqlite import SQLiteStore
-from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
+from zero_memory.store.sqlite import clusters as clusters_module
+from zero_memory.store.sqlite import vector_index as vector_index_module
+from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.clusters import Clusters, Selection, probes_for
+from zero_memory.store.sqlite.index_files import IndexFiles
+from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 INDEXED = {"ann_min_rows": 0, "exact_filter_rows": 0}
 OWNERS = ["alice", "bob", "carol"]
@@ -92,7 +92,7 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
 
 
 def _postgres(request: pytest.FixtureRequest) -> Store:
-    from zero_memory.store.postgres import PostgresStore
+    from zero_memory.store.postgres.adapter import PostgresStore
 
     server = request.getfixturevalue("pg_server")
     url = server.fresh_url()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.store.factories import DIM, add_users, memory, put
 from tests.store.writer import vector_for
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
 
 HOLD = """
 import fcntl, os, sys, time

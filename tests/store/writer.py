@@ -36,7 +36,7 @@ import numpy as np
 
 from tests.store.factories import DIM, AsSystem, memory, put, random_unit
 from zero_memory.store import open_store
-from zero_memory.store.sqlite import SQLiteStore
+from zero_memory.store.sqlite.adapter import SQLiteStore
 
 INDEXED = {"ann_min_rows": 0, "exact_filter_rows": 0}
 # The graph for everything, built on a thread of its own while searches scan the rows.

@@ -13,7 +13,7 @@ from zero_memory.access.projects import create_project, grant
 from zero_memory.app import App
 from zero_memory.conflicts.challenge import challenge
 from zero_memory.domain.memory import Kind, Memory
-from zero_memory.domain.records import Dispute
+from zero_memory.domain.records import Dispute, Judgement, PortabilityCandidate
 from zero_memory.hygiene.apply import Context, raise_dispute
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Outcome
@@ -21,7 +21,7 @@ from zero_memory.ids import new_id
 from zero_memory.memory.lifecycle import forget
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
-from zero_memory.store.base import SYSTEM, Judgement, PortabilityCandidate
+from zero_memory.store import SYSTEM
 
 CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 

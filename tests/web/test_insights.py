@@ -9,8 +9,7 @@ from typing import Any
 from tests.web.helpers import Seeder, unique
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.records import AuditEntry, ChunkStatus, Run, RunStatus
-from zero_memory.store.base import CaptureChunk
+from zero_memory.domain.records import AuditEntry, CaptureChunk, ChunkStatus, Run, RunStatus
 from zero_memory.web import insights
 from zero_memory.web.insights import Column
 

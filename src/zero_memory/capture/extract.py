@@ -25,7 +25,7 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.capture import budget, route
-from zero_memory.domain.records import ChunkStatus
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 from zero_memory.domain.verdicts import ExtractedStatement
 from zero_memory.judge.base import Judged, JudgeFailure, Unjudged, Usage
 from zero_memory.judge.owners import judge_for
@@ -34,7 +34,6 @@ from zero_memory.judge.questions.extraction import ExtractionRequest
 from zero_memory.memory.models import RememberRequest, SourceSpec
 from zero_memory.memory.write import remember
 from zero_memory.store import system_tx
-from zero_memory.store.base import CaptureChunk
 
 log = logging.getLogger(__name__)
 

@@ -21,12 +21,11 @@ from zero_memory.capture import budget
 from zero_memory.capture.chunks import chunk_hash, split
 from zero_memory.capture.extract import drain
 from zero_memory.capture.models import IngestRequest, IngestResult, IngestStatus
-from zero_memory.domain.records import ChunkStatus
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
-from zero_memory.store.base import CaptureChunk
 
 NO_MODEL = (
     "no extraction model is configured: set ZM_JUDGE_PROVIDER (and ZM_JUDGE_API_KEY, ZM_EXTRACT_MODEL) "

@@ -8,8 +8,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.capture.models import ChunkView
 from zero_memory.clock import to_text
-from zero_memory.domain.records import ChunkStatus
-from zero_memory.store.base import CaptureChunk
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 
 
 def chunk_views(app: App, caller: Caller, *, status: ChunkStatus | None = None, limit: int = 50) -> list[ChunkView]:

@@ -14,10 +14,10 @@ from zero_memory.hygiene import retention
 from zero_memory.memory.reindex import reindex as reindex_service
 from zero_memory.memory.reindex import stale_count
 from zero_memory.store import Store, open_store, pending_migrations
-from zero_memory.store.backup import BackupReport
-from zero_memory.store.backup import backup as backup_store
-from zero_memory.store.backup import restore as restore_store
 from zero_memory.store.copy import MIN_COSINE, CopyReport, copy_store, row_counts
+from zero_memory.store.sqlite.backup import BackupReport
+from zero_memory.store.sqlite.backup import backup as backup_store
+from zero_memory.store.sqlite.backup import restore as restore_store
 
 group = typer.Typer(
     help="Schema migrations, re-embedding, copying between stores, backups and restores, retention.",

@@ -19,7 +19,7 @@ from zero_memory.conflicts.queue import visible_dispute
 from zero_memory.conflicts.resolve import settle
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import DisputeShape, DisputeStatus
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 
 MAX_ITEMS = 100
 POLICY_PAGE = 500

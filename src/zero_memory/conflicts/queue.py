@@ -14,7 +14,8 @@ from zero_memory.clock import to_text
 from zero_memory.conflicts.models import Conflict, ConflictList, ConflictMemory, Proposal
 from zero_memory.domain.memory import Memory, age_days
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Visibility
-from zero_memory.store.base import DisputeQuery, Tx
+from zero_memory.store.base import Tx
+from zero_memory.store.ports.review import DisputeQuery
 
 MAX_LIMIT = 100
 SHAPES = ("pair", "single")

@@ -1,4 +1,5 @@
-"""The other rows of the store: users, projects, links, audit entries, disputes, runs."""
+"""The other rows of the store: users, projects, links, audit entries, disputes, judgements, portability
+candidacies, runs, capture chunks."""
 
 from __future__ import annotations
 
@@ -133,6 +134,34 @@ class Dispute:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A judge's answer about a pair, cached by pair key and model (``judgements``)."""
+
+    verdict: str
+    confidence: float
+    rationale: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class PortabilityCandidate:
+    """A personal memory proposed for a project scope, until a person settles it (``portability_candidates``)."""
+
+    id: str
+    memory_id: str
+    owner: str
+    status: str
+    original_scope: str
+    created_at: datetime
+    confidence: float | None = None
+    rationale: str | None = None
+    model: str | None = None
+    run_id: str | None = None
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+
+
 class Channel(StrEnum):
     """How a surfaced memory reached its reader (the ``channel`` of a surfacing).
 
@@ -162,6 +191,35 @@ class ChunkStatus(StrEnum):
     EXTRACTING = "extracting"
     DONE = "done"
     FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureChunk:
+    """A transcript chunk staged for extraction (``capture_chunks``); ``transcript`` is None once it is not needed."""
+
+    id: str
+    owner: str
+    chunk_hash: str
+    conversation_id: str
+    client: str
+    scope: str
+    transcript: str | None
+    chars: int
+    status: ChunkStatus
+    next_attempt_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    lease_until: datetime | None = None
+    last_error: str | None = None
+    statements: int = 0
+    created: int = 0
+    yielded: int = 0
+    absorbed: int = 0
+    refused: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finished_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

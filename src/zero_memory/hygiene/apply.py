@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from zero_memory import transitions
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Link
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Judgement, Link
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Outcome, held
 from zero_memory.ids import new_id
-from zero_memory.store.base import SYSTEM, Judgement, Tx
+from zero_memory.store import SYSTEM
+from zero_memory.store.base import Tx
 
 
 @dataclass(frozen=True, slots=True)

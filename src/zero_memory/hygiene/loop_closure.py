@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from zero_memory import transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory
+from zero_memory.domain.records import Judgement
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions.loop_closure import ask, request_for
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Judgement
+from zero_memory.store import SYSTEM, system_tx
 
 ACTOR = "hygiene.loop_closure"
 CLOSED, OPEN = "closed", "open"

@@ -29,12 +29,12 @@ from zero_memory.app import App
 from zero_memory.clock import to_text
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import Kind, Memory, age_days
+from zero_memory.domain.records import PortabilityCandidate
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.questions.portability import audit
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, PortabilityCandidate
+from zero_memory.store import SYSTEM, system_tx
 
 AUDITED_KINDS = (Kind.FACT.value, Kind.REFERENCE.value, Kind.GOTCHA.value)
 USAGE_WINDOW_DAYS = 90

@@ -23,8 +23,7 @@ from zero_memory.hygiene.runs import Tally
 from zero_memory.hygiene.scan import ScanOptions, scan_pairs
 from zero_memory.judge.owners import judge_for
 from zero_memory.judge.question import Purpose
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 
 def candidates(app: App, owner: str) -> list[Memory]:

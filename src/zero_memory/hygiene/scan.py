@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from zero_memory.access.project_identity import project_paths
 from zero_memory.app import App
 from zero_memory.domain.memory import Rank
+from zero_memory.domain.records import Judgement
 from zero_memory.domain.verdicts import Verdict
 from zero_memory.hygiene import filters
 from zero_memory.hygiene.apply import Context, act
@@ -25,8 +26,7 @@ from zero_memory.judge.owners import judge_for
 from zero_memory.judge.prompt import JudgedMemory
 from zero_memory.judge.question import Purpose
 from zero_memory.judge.questions.pair import PairRequest
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Judgement
+from zero_memory.store import SYSTEM, system_tx
 
 
 @dataclass(frozen=True, slots=True)

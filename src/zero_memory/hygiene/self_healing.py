@@ -25,8 +25,9 @@ from zero_memory.judge.owners import judge_for
 from zero_memory.judge.prompt import JudgedMemory
 from zero_memory.judge.question import Purpose
 from zero_memory.judge.questions.pair import PairRequest
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, DisputeQuery, Tx
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.base import Tx
+from zero_memory.store.ports.review import DisputeQuery
 
 KEEP_VERDICTS = frozenset({Verdict.COMPLEMENTARY, Verdict.UNRELATED})
 PAGE = 200

@@ -23,8 +23,8 @@ from zero_memory.domain.records import Dispute, DisputeShape
 from zero_memory.hygiene.runs import Tally
 from zero_memory.ids import new_id
 from zero_memory.memory import misled
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM, Tx
+from zero_memory.store import SYSTEM, system_tx
+from zero_memory.store.base import Tx
 
 SUSPECT = misled.SUSPECT
 ACTOR = "hygiene.suspects"

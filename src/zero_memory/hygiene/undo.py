@@ -16,8 +16,7 @@ from zero_memory.domain.memory import InvalidationReason, Memory, Status
 from zero_memory.memory import anchoring
 from zero_memory.memory.refine import REFINE
 from zero_memory.memory.verification import VERIFY_RETIRE
-from zero_memory.store import system_tx
-from zero_memory.store.base import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 # The automatic invalidations a run records: a resolved pair, a loop the loop-closure stage closed, the
 # older write of a same-session refinement, and a provisional memory a verification found made untrue.

@@ -32,7 +32,7 @@ from zero_memory.memory.recall import recall as recall_service
 from zero_memory.memory.targets import hint_pending, read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.settings import MIN_BRIEFING_CHARS
-from zero_memory.store.base import DisputeQuery
+from zero_memory.store.ports.review import DisputeQuery
 from zero_memory.telemetry import Surfacing
 
 RULE_KINDS = (Kind.CONVENTION.value, Kind.PREFERENCE.value)

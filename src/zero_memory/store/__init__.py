@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 from zero_memory import errors
 from zero_memory.store import migrations
-from zero_memory.store.base import SYSTEM, Store, System, Tx
+from zero_memory.store.base import Store, Tx
+from zero_memory.store.ports.reader import SYSTEM, System
 
 __all__ = ["SYSTEM", "Store", "System", "Tx", "open_store", "pending_migrations", "system_tx"]
 
@@ -18,11 +19,11 @@ def open_store(url: str, *, dim: int = 512) -> Store:
     Each adapter is imported when it is opened: a SQLite installation never loads psycopg.
     """
     if url.startswith("sqlite:"):
-        from zero_memory.store.sqlite import SQLiteStore
+        from zero_memory.store.sqlite.adapter import SQLiteStore
 
         return SQLiteStore.open(url, dim=dim)
     if url.startswith(("postgresql:", "postgres:")):
-        from zero_memory.store.postgres import PostgresStore
+        from zero_memory.store.postgres.adapter import PostgresStore
 
         return PostgresStore.open(url, dim=dim)
     raise errors.validation("ZM_DATABASE_URL: expected sqlite:///PATH or postgresql://…")
@@ -35,12 +36,12 @@ def pending_migrations(url: str) -> list[str]:
     (``conflict:``) a database migrated by a newer release, as opening it does.
     """
     if url.startswith("sqlite:"):
-        from zero_memory.store.sqlite import sqlite_path
-        from zero_memory.store.sqlite_read import applied_migrations
+        from zero_memory.store.sqlite.adapter import sqlite_path
+        from zero_memory.store.sqlite.read import applied_migrations
 
         return [name for _, name, _ in migrations.pending("sqlite", applied_migrations(sqlite_path(url)))]
     if url.startswith(("postgresql:", "postgres:")):
-        from zero_memory.store.postgres import PostgresStore
+        from zero_memory.store.postgres.adapter import PostgresStore
 
         # The pool is never opened: one read-only connection of its own reads the applied versions.
         return PostgresStore(url, dim=0).pending_migrations()

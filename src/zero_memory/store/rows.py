@@ -15,13 +15,13 @@ from zero_memory.domain.records import (
     DisputeShape,
     DisputeStatus,
     Link,
+    PortabilityCandidate,
     Project,
     Run,
     RunStatus,
     User,
 )
 from zero_memory.ids import new_id
-from zero_memory.store.base import PortabilityCandidate
 
 AUDIT_STRING_CAP = 500
 AUDIT_ROW_CAP = 8_192

@@ -19,9 +19,8 @@ from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.capture import budget
 from zero_memory.capture.models import BudgetStatus
-from zero_memory.domain.records import AuditEntry, ChunkStatus, Run
+from zero_memory.domain.records import AuditEntry, CaptureChunk, ChunkStatus, Run
 from zero_memory.judge.question import Purpose
-from zero_memory.store.base import CaptureChunk
 
 WINDOW_DAYS = 30
 RUNS_SHOWN = 20

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from zero_memory.store.base import Neighbour
 from zero_memory.store.fulltext import TextPlan
+from zero_memory.store.ports.search import Neighbour
 
 
 class SqlBase:

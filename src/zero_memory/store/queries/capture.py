@@ -7,8 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import from_text, to_text
-from zero_memory.domain.records import ChunkStatus
-from zero_memory.store.base import CaptureChunk
+from zero_memory.domain.records import CaptureChunk, ChunkStatus
 from zero_memory.store.queries.base import SqlBase
 
 # The columns ``update_chunk`` may set, and how each value is stored.

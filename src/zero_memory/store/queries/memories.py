@@ -11,7 +11,7 @@ import numpy as np
 
 from zero_memory.clock import to_text
 from zero_memory.domain.memory import Brief, InvalidationReason, Memory, Status
-from zero_memory.store.base import SYSTEM, Reader
+from zero_memory.store.ports.reader import SYSTEM, Reader
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
 from zero_memory.store.tables import MAX_INSERT_PARAMS

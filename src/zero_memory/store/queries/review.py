@@ -11,8 +11,9 @@ from zero_memory.clock import to_text
 from zero_memory.domain.records import (
     Dispute,
     DisputeStatus,
+    Judgement,
 )
-from zero_memory.store.base import DisputeQuery, Judgement
+from zero_memory.store.ports.review import DisputeQuery
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import dispute_from_row, marks
 

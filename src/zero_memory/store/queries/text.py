@@ -11,8 +11,8 @@ from collections.abc import Collection
 import numpy as np
 
 from zero_memory.domain.memory import Brief
-from zero_memory.store.base import SYSTEM, Reader
 from zero_memory.store.fulltext import TextPlan, plan
+from zero_memory.store.ports.reader import SYSTEM, Reader
 from zero_memory.store.queries.memories import MemoryQueries
 from zero_memory.store.terms import terms
 

@@ -36,8 +36,8 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 
-from zero_memory.store.clusters import Clusters
-from zero_memory.store.index_source import Row, Source
+from zero_memory.store.sqlite.clusters import Clusters
+from zero_memory.store.sqlite.index_source import Row, Source
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from zero_memory import errors
 from zero_memory.store import migrations
-from zero_memory.store.sqlite import sqlite_path
-from zero_memory.store.sqlite_read import open_read_only
+from zero_memory.store.sqlite.adapter import sqlite_path
+from zero_memory.store.sqlite.read import open_read_only
 
 PG_BACKUP_HINT = (
     'for PostgreSQL use pg_dump: pg_dump --format=custom --file=zm.dump "$ZM_DATABASE_URL" '

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from zero_memory.domain.memory import Memory
-from zero_memory.store.base import BriefNeighbour, Neighbour
+from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
-from zero_memory.store.vector_index import Filter, Row, State, VectorIndex
+from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 CHUNK = 500
 # The sweep's search asks the clusters for 16 hits at first and scans a sixth of the clusters a recall

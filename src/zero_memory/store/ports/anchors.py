@@ -1,4 +1,4 @@
-"""The anchors part of a transaction: a port of its own, which ``Tx`` includes."""
+"""Anchors: where in the code a memory points, and what verification found there (``queries/anchors.py``)."""
 
 from __future__ import annotations
 

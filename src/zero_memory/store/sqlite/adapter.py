@@ -22,15 +22,15 @@ import numpy as np
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Brief
 from zero_memory.store import migrations
-from zero_memory.store.base import Reader
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
-from zero_memory.store.index_files import IndexFiles
+from zero_memory.store.ports.reader import Reader
 from zero_memory.store.rows import BRIEF_COLUMNS
 from zero_memory.store.sql import SqlTx, marks
-from zero_memory.store.sqlite_vectors import SQLiteVectors
-from zero_memory.store.term_counts import TermCounts
-from zero_memory.store.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
-from zero_memory.store.writers import Writers
+from zero_memory.store.sqlite.index_files import IndexFiles
+from zero_memory.store.sqlite.term_counts import TermCounts
+from zero_memory.store.sqlite.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
+from zero_memory.store.sqlite.vectors import SQLiteVectors
+from zero_memory.store.sqlite.writers import Writers
 
 BUSY_TIMEOUT_MS = 60_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
@@ -236,7 +236,7 @@ class SQLiteStore:
                 self._local.depth -= 1
             return
         # Writers of every process wait their turn here, each woken the moment the one before commits,
-        # rather than asleep in SQLite's busy handler (store/writers.py).
+        # rather than asleep in SQLite's busy handler (store/sqlite/writers.py).
         queued = write and self._writers.acquire(BUSY_TIMEOUT_MS / 1000)
         try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -10,7 +10,7 @@ It follows the database through the ``rev`` counter that every memory change
 takes (a trigger), so writes by any process appear at the next search. Below
 ``ann_min_rows`` indexed rows it is an exact numpy scan (as fast as an
 approximate index there, and exact); above, the vectors partitioned into
-clusters (``store/clusters.py``), saved as a snapshot next to the database and
+clusters (``store/sqlite/clusters.py``), saved as a snapshot next to the database and
 caught up from it on the next start, and trained again, on a thread of its
 own, when the corpus has outgrown its number of clusters.
 
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zero_memory.store.clusters import TRAIN_PER_LIST, Clusters, Selection, lists_for
-from zero_memory.store.clusters_build import ClustersBuild, Read
-from zero_memory.store.index_files import IndexFiles
-from zero_memory.store.index_source import Row, Source, State
-from zero_memory.store.int8_rows import Int8Rows
+from zero_memory.store.sqlite.clusters import TRAIN_PER_LIST, Clusters, Selection, lists_for
+from zero_memory.store.sqlite.clusters_build import ClustersBuild, Read
+from zero_memory.store.sqlite.index_files import IndexFiles
+from zero_memory.store.sqlite.index_source import Row, Source, State
+from zero_memory.store.sqlite.int8_rows import Int8Rows
 
 __all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
 
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the clusters (measured)
 EXACT_FILTER_ROWS = 3_000  # a filter keeping at most this many rows is scanned whole
 # Clusters of at least this many rows are built on a thread of its own while searches scan int8 copies of
-# the rows (``store/clusters_build.py``): 10,000 vectors take a second, a million one to two minutes.
+# the rows (``store/sqlite/clusters_build.py``): 10,000 vectors take a second, a million one to two minutes.
 BACKGROUND_ROWS = 10_000
 # Rows scored at a time by a scan of one vector: their float32 copy stays in the cache (measured at 100k
 # int8 rows of 512 dimensions, one BLAS thread: 12-17 ms a scan in chunks of 4,096, 60-66 ms in chunks of
@@ -415,7 +415,7 @@ class VectorIndex:
         """Search the clusters a background build made from here on, if it finished.
 
         They hold the rows with a vector among those whose latest change is at or below the build's
-        counter value (``store/clusters_build.py``); this index knows every row's state up to its own.
+        counter value (``store/sqlite/clusters_build.py``); this index knows every row's state up to its own.
         From the lower of the two, rows are read again and brought into the clusters as any change is.
         """
         assert self._build is not None

@@ -1,0 +1,91 @@
+"""The store port's ``SearchTx``: one family of ``Tx`` (``store/base.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from zero_memory.domain.memory import Brief, Memory
+from zero_memory.store.fulltext import TextPlan
+from zero_memory.store.ports.reader import Reader
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    memory: Memory
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class BriefNeighbour:
+    brief: Brief
+    similarity: float
+
+
+class VectorSearch(Protocol):
+    """``Tx.similar`` in two steps, so that an in-process index can be searched while the transaction is
+    read by another thread (recall's search of the clusters beside its full text)."""
+
+    # Whether ``propose`` searches an index in this process (worth a second thread beside it); False: it
+    # only keeps the vector, and the search is made in SQL by ``neighbours``.
+    in_process: bool
+
+    def propose(self, vector: np.ndarray) -> None:
+        """Find the candidates of ``vector``. Touches neither the connection nor the transaction, so another
+        thread may read the transaction meanwhile; a store that searches in SQL only keeps the vector here."""
+        ...
+
+    def neighbours(self) -> list[BriefNeighbour]:
+        """What ``similar`` finds for the proposed vector, as briefs: the candidates that pass the filters as
+        the transaction sees them, scored exactly. After ``propose``, with no other thread reading the
+        transaction."""
+        ...
+
+
+class SearchTx(Protocol):
+    """Search: nearest vectors (each adapter's own) and full text (``queries/text.py``)."""
+
+    def similar(
+        self,
+        vector: np.ndarray,
+        *,
+        floor: float,
+        limit: int,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        exclude: Collection[str] = (),
+        kinds: Collection[str] | None = None,
+    ) -> list[Neighbour]: ...
+
+    def vector_search(
+        self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
+    ) -> VectorSearch:
+        """``similar`` over a vector not known yet: the search is prepared in the transaction (the index
+        caught up with it), its vector proposed later, possibly from another thread."""
+        ...
+
+    def similar_many(
+        self, vectors: np.ndarray, *, floor: float, limit: int, owner: str, excludes: list[Collection[str]]
+    ) -> list[list[Neighbour]]: ...
+
+    def text_plan(self, query: str) -> TextPlan:
+        """The query's words weighed over this store, and the rarest of them (store/fulltext.py)."""
+        ...
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        """Up to ``limit`` live memories of ``scopes`` holding a matched word of the plan, by the weight of
+        those words, then newest first."""
+        ...
+
+    def text_briefs(
+        self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
+    ) -> dict[str, tuple[Brief, np.ndarray | None]]:
+        """``briefs_with_vectors`` of the ``text_candidates``: what recall reads of its full-text side."""
+        ...
+
+    def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:
+        """Full text alone: the candidates of the query's plan, ranked by ``TextPlan.score``."""
+        ...

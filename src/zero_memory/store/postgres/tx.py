@@ -1,0 +1,243 @@
+"""A PostgreSQL transaction: the shared queries (``sql.py``) over one pooled connection, whom it acts
+for (row-level security), the batched inserts of an import or a copy, and full text over the words' postings
+(``memory_words``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+import psycopg
+
+from zero_memory import errors
+from zero_memory.clock import to_text
+from zero_memory.domain.memory import Memory
+from zero_memory.domain.records import Channel
+from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
+from zero_memory.store.postgres.locks import SERIAL_LOCKS, lock_key
+from zero_memory.store.postgres.params import statement
+from zero_memory.store.postgres.vectors import PostgresVectors, SearchedStore
+from zero_memory.store.rows import cap_payload
+from zero_memory.store.sql import MEMORY_COLUMNS, SqlTx
+from zero_memory.store.tables import copied_table
+
+# A bulk import's batch: one row per element of the column arrays (PostgresTx.insert_memories).
+INSERT_MEMORIES = (
+    f"INSERT INTO memories({MEMORY_COLUMNS}, embedding, embedding_model, embedding_dim) SELECT * FROM unnest("
+    + ", ".join(
+        "%b::vector[]" if c == "embedding" else "%s::int[]" if c in ("rank", "embedding_dim") else "%s::text[]"
+        for c in [*MEMORY_COLUMNS.split(", "), "embedding", "embedding_model", "embedding_dim"]
+    )
+    + ")"
+)
+# One audit row per memory and its link, as add_audit writes them (PostgresTx.add_memory_audits).
+INSERT_MEMORY_AUDITS = (
+    "WITH added AS (INSERT INTO audit(at, actor, action, owner, memory_ids, payload, run_id) "
+    "SELECT %s, %s, %s, %s, ids, payload, %s FROM unnest(%s::text[], %s::text[]) AS u(ids, payload) "
+    "RETURNING seq, memory_ids) "
+    "INSERT INTO audit_memories(audit_seq, memory_id) SELECT seq, memory_ids::json ->> 0 FROM added"
+)
+
+
+# The word counts of full-text ranking answer a system pass only (migration 0021): the transaction names
+# the pass "statistics" for them, keeping its own zm.system in zm.counted_for, and takes it back after.
+STATISTICS_PASS = (
+    "SELECT set_config('zm.counted_for', coalesce(current_setting('zm.system', true), ''), true), "
+    "set_config('zm.system', 'statistics', true)"
+)
+STATISTICS_PASSED = "SELECT set_config('zm.system', current_setting('zm.counted_for'), true)"
+
+
+# Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
+# from the index alone (migration 0015).
+POSTINGS = (
+    "SELECT q.word, (SELECT array_agg(seq) FROM zm_word_postings(q.word, %s::text[])) AS seqs "
+    "FROM unnest(%s::text[]) AS q(word)"
+)
+
+
+class TxStore(SearchedStore, Protocol):
+    """What a transaction reads of ``PostgresStore``: whom this thread's transaction acts for, the common words."""
+
+    def acting(self) -> Acting: ...
+    def common_words(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, float]: ...
+
+
+class PostgresTx(PostgresVectors, SqlTx):
+    store: TxStore
+
+    def __init__(self, store: TxStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        self.store = store
+        self.conn = conn
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
+        shared = statement(sql)
+        return self.conn.execute(shared.sql, shared.params(params)).rowcount
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        shared = statement(sql)
+        cursor = self.conn.execute(shared.sql, shared.params(params))
+        return cursor.fetchall() if cursor.description else []
+
+    def insert_memories(self, memories: Sequence[tuple[Memory, np.ndarray]], model: str) -> None:
+        """One statement for the whole batch, each column one array parameter, sent in binary: the shared
+        multi-row INSERT is a long statement psycopg parses anew each time (8 ms a statement of 42 rows),
+        and a vector as text costs more to format and parse than to store."""
+        if not memories:
+            return
+        columns = [list(c) for c in zip(*(self._memory_values(m, v, model) for m, v in memories), strict=True)]
+        self.conn.execute(INSERT_MEMORIES, columns)
+
+    def add_memory_audits(
+        self,
+        *,
+        actor: str,
+        action: str,
+        owner: str | None,
+        payloads: Sequence[tuple[str, dict[str, Any]]],
+        run_id: str | None,
+        at: datetime,
+    ) -> None:
+        """The audit rows and their memory links in one statement (the shared one takes two a chunk)."""
+        if not payloads:
+            return
+        ids = [memory_id for memory_id, _ in payloads]
+        self.conn.execute(
+            INSERT_MEMORY_AUDITS,
+            (
+                to_text(at),
+                actor,
+                action,
+                owner,
+                run_id,
+                [json.dumps([i]) for i in ids],
+                [json.dumps(cap_payload(p), sort_keys=True) for _, p in payloads],
+            ),
+        )
+
+    def insert_rows(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """``zm db copy``'s rows, each column one array parameter (vectors in binary): the shared multi-row
+        INSERT is a long statement psycopg parses anew each time. (COPY refuses a table under row-level
+        security.)"""
+        spec = copied_table(table)
+        if not rows:
+            return
+        types = self._column_types(spec.name)
+        arrays = ", ".join(
+            "%b::vector[]" if column == "embedding" else f"%s::{types[column]}[]" for column in spec.columns
+        )
+        columns = [[self._copied_value(column, row[column]) for row in rows] for column in spec.columns]
+        self.conn.execute(f"INSERT INTO {spec.name}({', '.join(spec.columns)}) SELECT * FROM unnest({arrays})", columns)
+
+    def _copied_value(self, column: str, value: Any) -> Any:
+        if column == "embedding" and value is not None:
+            return self._embedding_param(np.asarray(value, dtype=np.float32))
+        return value
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        """Each column's type, as SQL spells it."""
+        rows = self.conn.execute(
+            "SELECT attname, format_type(atttypid, NULL) AS type FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            (table,),
+        ).fetchall()
+        return {r["attname"]: r["type"] for r in rows}
+
+    def serialize(self, key: str) -> None:
+        """Wait for, then hold until this transaction ends, the write lock on ``key``."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (SERIAL_LOCKS, lock_key(key)))
+
+    def act_as(self, uid: str) -> None:
+        """Set ``zm.caller`` for this transaction (the row-level security policies of 0009 read it).
+
+        A system pass that computes an owner's visibility keeps acting as the system;
+        a second, different user in one transaction is a bug, refused.
+        """
+        acting = self.store.acting()
+        if acting.system is not None or acting.caller == uid:
+            return
+        if acting.caller is not None:
+            raise errors.internal(f"one transaction acts for one user: {acting.caller}, then {uid}")
+        self.conn.execute("SELECT set_config('zm.caller', %s, true)", (uid,))
+        acting.caller = uid
+
+    def act_as_system(self, name: str) -> None:
+        """Set ``zm.system`` for this transaction: the policies then show every row."""
+        acting = self.store.acting()
+        if acting.system is not None:
+            return
+        self.conn.execute("SELECT set_config('zm.system', %s, true)", (name,))
+        acting.system = name
+
+    def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
+        # Counted over every memory, whoever the caller, as SQLite counts them: the counting functions
+        # answer a system pass only (migration 0021), so the counts are asked as the pass "statistics"
+        # and the transaction's own setting is put back before anything else runs in it.
+        # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);
+        # the others are rare by that measure, and counting their rows through the index is cheap.
+        with self.conn.pipeline():  # one round trip
+            self.conn.execute(STATISTICS_PASS)
+            common = self.store.common_words(self.conn)
+            rare = [w for w in words if w not in common]
+            total = self.conn.execute("SELECT zm_memory_documents() AS n")
+            found = self.conn.execute(
+                "SELECT word, documents FROM zm_word_documents(%s::text[], %s)", (rare, POSTINGS_BUDGET + 1)
+            )
+            self.conn.execute(STATISTICS_PASSED)
+        row = total.fetchone()
+        documents = int(row["n"]) if row else 0
+        counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
+        counts.update({r["word"]: int(r["documents"]) for r in found.fetchall()})
+        return documents, counts
+
+    def sessions_served(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> dict[str, int]:
+        # Every user's sessions, for the memories the caller may read (zm_sessions_served, migrations 0017 and
+        # 0018): the surfacings policy would show the caller its own only, and the two stores would rank apart.
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT memory_id, sessions FROM zm_sessions_served(?::text[], ?, ?)",
+            (ids, to_text(since), str(channel)),
+        )
+        return {r["memory_id"]: int(r["sessions"]) for r in rows}
+
+    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
+        """SQLite's way: each matched word's rows of the scopes asked (their ``seq`` only, from the
+        postings of memory_words, one statement for every word), ranked by ``rank_postings``; then the
+        ranking a slice at a time, keeping live rows, until enough are kept. Ranking every matching row
+        in SQL read and scored each whole row (up to the 5,000 postings of the plan): at 100,000
+        memories a 3,500-row word took 9 ms that way, its postings from the GIN index 3 ms."""
+        if not plan.matched or not scopes or limit <= 0:
+            return []
+        readable = sorted(scopes)
+        rows = self.conn.execute(POSTINGS, (readable, list(plan.matched)), binary=True).fetchall()
+        seqs = {r["word"]: r["seqs"] or [] for r in rows}
+        postings = [np.asarray(seqs.get(word, []), dtype=np.int64) for word in plan.matched]
+        ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
+        kept: list[str] = []
+        step = max(limit * 4, 100)
+        for start in range(0, len(ranked), step):
+            part = ranked[start : start + step]
+            rows = self.conn.execute(
+                "SELECT seq, id FROM memories WHERE seq = ANY(%s::bigint[]) AND status = 'live' "
+                "AND scope = ANY(%s::text[])",
+                (part, readable),
+            ).fetchall()
+            found = {int(r["seq"]): r["id"] for r in rows}
+            kept.extend(found[seq] for seq in part if seq in found)
+            if len(kept) >= limit:
+                break
+        return kept[:limit]
+
+
+@dataclass(slots=True)
+class Acting:
+    """Whom the current transaction of a thread acts for, as set in its ``zm.*`` settings."""
+
+    caller: str | None = None
+    system: str | None = None
