@@ -109,7 +109,7 @@ def postgres_app(source: App, server_url: str, size: int, role: str) -> App:
             conn.execute(f'CREATE DATABASE "{name}"')
     hand_over(server_url, name, role)
     url = database_url(server_url, name, role)
-    app = build_app(Settings.from_environ({"ZM_HOME": str(Path(source.settings.home)), "ZM_DATABASE_URL": url}))
+    app = build_app(source.settings.with_changes(database_url=url), embedder=source.embedder)
     with app.store.tx() as tx:
         tx.act_as_system("benchmark")  # the count of every owner's rows, whatever the role's policies show
         present = tx.count_memories(owner=OWNER)
