@@ -39,6 +39,7 @@ from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel, Dispute, Visibility
+from zero_memory.embedding.base import embed_queries
 from zero_memory.memory import freshness
 from zero_memory.memory.anchoring import code_changed
 from zero_memory.memory.models import Hit, RecallResult
@@ -176,7 +177,7 @@ def recall(
     now = app.clock()
     # The query is embedded before the transaction: the model's many small numpy steps each wait for the GIL
     # back behind another thread (measured: 4 ms an embedding beside the search, 1.5 ms alone).
-    vector = app.embedder.embed([query])[0]
+    vector = embed_queries(app.embedder, [query])[0]
     session_id = session_id or caller.session_id
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
