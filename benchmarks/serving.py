@@ -270,8 +270,8 @@ def layers(calls: int) -> dict[str, Any]:
     from zero_memory.mcp.identity import Identity
     from zero_memory.mcp.server import ZMServer, build_server
     from zero_memory.mcp.tooling import Outcome, ToolCall, record_usage
+    from zero_memory.server.app import create_app
     from zero_memory.settings import Settings
-    from zero_memory.web.app import create_app
 
     _time_begin_immediate()
     home = Path(tempfile.mkdtemp(prefix="zm-serving-layers-"))
@@ -279,7 +279,7 @@ def layers(calls: int) -> dict[str, Any]:
     with app.store.tx(write=True) as tx:
         add_user(tx, "alice")
         token = issue_token(tx, "alice")
-    asgi = create_app(app)
+    asgi = create_app(app, dashboard=False)
     route = next(r for r in asgi.routes if isinstance(r, Route) and r.path == "/mcp")
     bearer = route.app
     assert isinstance(bearer, BearerAuth)

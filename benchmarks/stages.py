@@ -7,7 +7,8 @@
     print(stages.summary())
 
 Each stage is a set of functions (the embedder's ``embed``, the store
-transaction's methods, recall's access look-ups) wrapped for the block's
+transaction's methods, recall's access look-ups and its ``rank``, the SQLite
+index's ``candidates``) wrapped for the block's
 duration with a timer; whatever a call spends outside them (the transaction's
 start and end, the fusion, building the answer, waiting for work done on
 another thread) is ``rest``. A stage run on another thread than the call's is
@@ -28,13 +29,16 @@ from typing import Any
 STAGES: dict[str, tuple[str, ...]] = {
     "embedding": ("embed",),
     "access": ("visibility", "session_state", "read_set"),
-    "vector search": ("similar", "_nearest"),
+    "index catch-up": ("vector_search",),  # SQLite: the index brought up to the transaction
+    "index scan": ("candidates",),  # SQLite: the clusters (or the exact scan) propose rows
+    "vector rows": ("_verified", "_nearest"),  # SQLite: the proposed rows read and scored; PostgreSQL: the search
     "word counts": ("text_plan",),
-    "full text": ("text_candidates",),
-    "text rows": ("briefs_with_vectors", "memories_with_vectors"),
+    "full text": ("text_briefs",),
     "disputes": ("open_disputes_for",),
     "reinforcement": ("sessions_served",),
+    "rank": ("rank",),
     "freshness": ("affirmed",),
+    "anchors": ("anchors_of",),
 }
 
 
@@ -46,7 +50,11 @@ class Stages:
         with app.store.tx() as tx:
             tx_class = type(tx)
         self._targets: list[tuple[Any, str]] = [(app.embedder, "embed")]
-        self._targets += [(recall_module, name) for name in STAGES["access"]]
+        self._targets += [(recall_module, name) for name in (*STAGES["access"], *STAGES["rank"])]
+        self._targets = [(owner, name) for owner, name in self._targets if hasattr(owner, name)]
+        index = getattr(app.store, "index", None)
+        if index is not None:
+            self._targets += [(type(index), "candidates")]
         self._targets += [(freshness, "affirmed")]
         self._targets += [(tx_class, name) for stage in STAGES.values() for name in stage if hasattr(tx_class, name)]
         self._stage_of = {name: stage for stage, names in STAGES.items() for name in names}

@@ -22,9 +22,8 @@ from zero_memory.bootstrap import build_app
 from zero_memory.cli.main import cli
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.mcp.server import build_server
+from zero_memory.server.app import create_app
 from zero_memory.settings import Settings
-from zero_memory.web import dashboard
-from zero_memory.web.app import create_app
 
 PUBLIC_URL = "http://127.0.0.1:8787"
 """A public origin turns OAuth on, so its endpoints are part of the surface too."""
@@ -74,7 +73,7 @@ def main() -> None:
             surface = {
                 "cli": commands(typer.main.get_command(cli)),
                 "mcp": asyncio.run(mcp_surface(build_server(app))),
-                "http": routes(create_app(app, extra_routes=dashboard.routes(app), public_url=PUBLIC_URL).routes),
+                "http": routes(create_app(app, public_url=PUBLIC_URL).routes),
             }
         finally:
             app.close()

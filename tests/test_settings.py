@@ -102,3 +102,13 @@ def test_oauth_lifetimes_must_be_positive_numbers(name: str) -> None:
     for bad in ("soon", "0", "-5"):
         with pytest.raises(errors.ZMError, match=f"^validation_failed: {name}"):
             Settings.from_environ({name: bad})
+
+
+def test_the_similarity_floors_follow_the_embedding_model() -> None:
+    default = Settings.from_environ({}).hygiene
+    e5 = Settings.from_environ({"ZM_EMBEDDING_MODEL": "e5-small"}).hygiene
+    assert (default.sweep_similarity, default.dedup_similarity) == (0.48, 0.89)
+    assert (e5.sweep_similarity, e5.dedup_similarity, e5.loop_closure_similarity) == (0.86, 0.98, 0.86)
+    # What does not depend on the model is the default's.
+    assert e5.auto_confidence == default.auto_confidence and e5.recall_similarity == default.recall_similarity
+    assert Settings.from_environ({"ZM_EMBEDDING_MODEL": "hash:512"}).hygiene == default

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from zero_memory.clock import Clock, utcnow
 from zero_memory.domain.memory import Memory
@@ -23,11 +23,6 @@ from zero_memory.judge.base import JudgeFactory
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
 from zero_memory.telemetry import Telemetry
-
-T = TypeVar("T")
-# Threads for the parts of calls that run beside their callers: one for each call served at once (a
-# server's worker threads); a call that finds them all busy waits for one.
-BESIDE_THREADS = 8
 
 
 @dataclass
@@ -44,7 +39,6 @@ class App:
     telemetry: Telemetry = field(init=False)
     _executor: ThreadPoolExecutor | None = None
     _pending: list[Future[Any]] = field(default_factory=list)
-    _beside: ThreadPoolExecutor | None = None
 
     def __post_init__(self) -> None:
         self.telemetry = Telemetry(self.store)
@@ -58,15 +52,6 @@ class App:
             self._pending = [f for f in self._pending if not f.done()] + [future]
         return future
 
-    def beside(self, work: Callable[[], T]) -> Future[T]:
-        """Run part of a call on another thread while the caller goes on with the rest (recall's
-        vector search beside its full text): the second core. Not for background work, which
-        would keep a call waiting behind it."""
-        with self.lock:
-            if self._beside is None:
-                self._beside = ThreadPoolExecutor(max_workers=BESIDE_THREADS, thread_name_prefix="zm-beside")
-            return self._beside.submit(work)
-
     def wait_idle(self, timeout: float = 60) -> None:
         """Wait for the background work submitted so far (tests, shutdown)."""
         with self.lock:
@@ -78,10 +63,8 @@ class App:
         self.telemetry.stop()
         with self.lock:
             executor, self._executor = self._executor, None
-            beside, self._beside = self._beside, None
-        for pool in (executor, beside):
-            if pool is not None:
-                pool.shutdown(wait=True)
+        if executor is not None:
+            executor.shutdown(wait=True)
         self.store.close()
 
 

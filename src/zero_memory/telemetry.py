@@ -6,7 +6,7 @@ made every call a write, and on SQLite the writers of every process on the
 file go one at a time (store/sqlite/writers.py): two ``zm serve`` workers spent their
 time queued behind each other's telemetry. So a server gathers them and writes
 them together, every ``FLUSH_INTERVAL_S`` or once ``FLUSH_ROWS`` are waiting,
-and at shutdown (``start`` / ``stop``, from the server's lifespan). Anywhere
+and at shutdown (``start`` / ``stop``, by ``server/services.py``). Anywhere
 else (the CLI, ``zm mcp``, a test's app) each is written when it is recorded.
 
 What a batch risks: a server killed without its shutdown (SIGKILL, a power
@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from zero_memory.background import Loop
 from zero_memory.domain.records import Channel
 from zero_memory.store import SYSTEM
 from zero_memory.store.base import Store
@@ -68,10 +69,7 @@ class Telemetry:
         self.store = store
         self._lock = threading.Lock()
         self._pending: list[Row] = []
-        self._wake = threading.Event()
-        self._stopping = False
-        self._flusher: threading.Thread | None = None
-        self._interval_s = FLUSH_INTERVAL_S
+        self._flusher: Loop | None = None
         self._rows = FLUSH_ROWS
 
     @property
@@ -85,7 +83,7 @@ class Telemetry:
             if self._flusher is not None:
                 self._pending.append(row)
                 if len(self._pending) >= self._rows:
-                    self._wake.set()
+                    self._flusher.wake()
                 return
         self._write_logged([row])
 
@@ -94,18 +92,17 @@ class Telemetry:
         with self._lock:
             if self._flusher is not None:
                 return
-            self._interval_s, self._rows, self._stopping = interval_s, rows, False
-            self._flusher = threading.Thread(target=self._run, name="zm-telemetry", daemon=True)
+            self._rows = rows
+            self._flusher = Loop("zm-telemetry", self.flush, every=interval_s, failed="the telemetry flush")
             self._flusher.start()
 
     def stop(self) -> None:
         """Write what waits and stop buffering: rows recorded from now on are written at once."""
         with self._lock:
-            flusher, self._stopping = self._flusher, True
+            flusher = self._flusher
         if flusher is None:
             return
-        self._wake.set()
-        flusher.join()
+        flusher.stop(timeout=None)
         with self._lock:
             self._flusher = None
         self.flush()
@@ -126,15 +123,6 @@ class Telemetry:
         if dropped > 0:
             log.error("telemetry: %d usage events and surfacings dropped, the database refusing them", dropped)
         return 0
-
-    def _run(self) -> None:
-        while True:
-            self._wake.wait(self._interval_s)
-            self._wake.clear()
-            self.flush()
-            with self._lock:
-                if self._stopping:
-                    return
 
     def _write_logged(self, rows: Sequence[Row]) -> bool:
         try:

@@ -17,20 +17,40 @@ and its audit row are written once.
 | ``pin`` | ``unpin`` |
 | ``escalate`` (a challenged row becomes a stale suspect) | settling the row |
 | ``start_run``, ``finish_run`` (the run an automatic action names) | nothing: ``zm hygiene undo`` undoes its actions |
+| ``undo_links`` (the links a run added, as its undo ends) | nothing: the undo's audit row names the run |
+| ``propose_portability`` (a pending proposal, or a closed candidacy) | dismissing the proposal |
+| ``settle_portability`` (approve: ``move`` to core; or dismiss) | ``move`` back |
+
+The guard: automation never retires a restored or disputed memory
+(``domain.memory.retirable_by_automation``). Every automatic retirement goes
+through ``retire_automatically`` or ``close_loop_automatically`` (or asks
+``hold`` first, when it must know before it opens a run), and ``hold`` turns
+the held-back retirement into the queue row the caller prepared, so a person
+decides. A person's or an agent's ``retire`` is never held.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from zero_memory.domain.memory import InvalidationReason, Memory, Status
-from zero_memory.domain.records import Dispute, DisputeStatus, Link, Run, RunStatus
+from zero_memory.domain.memory import InvalidationReason, Memory, Status, retirable_by_automation
+from zero_memory.domain.records import Dispute, DisputeStatus, Link, PortabilityCandidate, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """The review-queue row an automatic retirement becomes when the guard holds it back."""
+
+    dispute: Dispute
+    payload: Mapping[str, object] = field(default_factory=dict)
+    contradicts: bool = False
 
 
 def create(
@@ -122,6 +142,24 @@ def close_loop(
         link(tx, evidence, loop, "relates_to", actor=actor, at=at, action="loop_closure.link", run_id=run_id)
 
 
+def close_loop_automatically(
+    tx: Tx,
+    loop: Memory,
+    *,
+    actor: str,
+    at: datetime,
+    evidence: Memory,
+    run_id: str | None,
+    payload: Mapping[str, object] | None = None,
+) -> bool:
+    """``close_loop`` by the loop-closure stage: False when the guard holds it back. Nothing is queued: the
+    loop stays open, as whoever reopened it (or the person deciding its row) left it."""
+    if hold(tx, loop, None, actor=actor, at=at):
+        return False
+    close_loop(tx, loop, actor=actor, at=at, run_id=run_id, evidence=evidence, payload=payload)
+    return True
+
+
 def restore(
     tx: Tx,
     memory: Memory,
@@ -201,9 +239,19 @@ def link(
 
 
 def raise_dispute(
-    tx: Tx, dispute: Dispute, *, actor: str, at: datetime, payload: Mapping[str, object] | None = None
+    tx: Tx,
+    dispute: Dispute,
+    *,
+    actor: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+    contradicts: bool = False,
 ) -> tuple[Dispute, bool]:
-    """File a review-queue row with its audit row; ``(the row, True)``, or the pair's existing row and False."""
+    """File a review-queue row with its audit row; ``(the row, True)``, or the pair's existing row and False.
+
+    ``contradicts``: the row is a contradiction, and a raised row links its sides ``contradicts`` (B to A,
+    in the row's run) unless they are linked so already; the row's audit row covers the link.
+    """
     if not tx.add_dispute(dispute):
         existing = tx.dispute_for_pair(dispute.pair_key) if dispute.pair_key else None
         return existing or dispute, False
@@ -217,7 +265,43 @@ def raise_dispute(
         run_id=dispute.run_id,
         at=at,
     )
+    b = dispute.memory_b
+    if contradicts and b is not None and not tx.has_link(dispute.memory_a, b, "contradicts"):
+        tx.add_link(Link(new_id("lnk"), b, dispute.memory_a, "contradicts", at, actor, dispute.run_id))
     return dispute, True
+
+
+def hold(tx: Tx, memory: Memory, queued: Queued | None, *, actor: str, at: datetime) -> bool:
+    """The guard of every automatic retirement: True when automation may not retire ``memory`` (restored, or
+    with a pending row), and then ``queued`` is raised instead (None: nothing to ask, the memory stays)."""
+    if retirable_by_automation(memory.restored, bool(tx.open_disputes_for([memory.id]))):
+        return False
+    if queued is not None:
+        raise_dispute(tx, queued.dispute, actor=actor, at=at, payload=queued.payload, contradicts=queued.contradicts)
+    return True
+
+
+def retire_automatically(
+    tx: Tx,
+    old: Memory,
+    *,
+    queued: Queued,
+    successor: str | None,
+    reason: InvalidationReason,
+    actor: str,
+    action: str,
+    at: datetime,
+    payload: Mapping[str, object] | None = None,
+    run_id: str | None = None,
+) -> bool:
+    """``retire`` by automation (a hygiene pass, a refinement, a verification): True when retired, False when
+    the guard held it back and ``queued`` joined the review queue instead."""
+    if hold(tx, old, queued, actor=actor, at=at):
+        return False
+    retire(
+        tx, old, successor=successor, reason=reason, actor=actor, action=action, at=at, payload=payload, run_id=run_id
+    )
+    return True
 
 
 def resolve_dispute(
@@ -336,5 +420,66 @@ def finish_run(tx: Tx, run: Run, status: RunStatus, summary: Mapping[str, Any], 
         memory_ids=[],
         payload={"status": status.value, **{k: v for k, v in summary.items() if v}},
         run_id=run.id,
+        at=at,
+    )
+
+
+def undo_links(tx: Tx, run: Run, *, actor: str, at: datetime, restored: Sequence[str], anchors_moved_back: int) -> int:
+    """End an undo of a run: remove the ``relates_to`` links the run added, and audit the whole undo (what
+    ``restore`` brought back, the links removed, the anchors put back); the number of links removed."""
+    links = [lk for lk in tx.links_of_run(run.id) if lk.type == "relates_to"]
+    for lk in links:
+        tx.remove_link(lk.id, at)
+    tx.add_audit(
+        actor=actor,
+        action="run.undo",
+        owner=run.owner,
+        memory_ids=list(restored),
+        payload={"restored": len(restored), "unlinked": len(links), "anchors_moved_back": anchors_moved_back},
+        run_id=run.id,
+        at=at,
+    )
+    return len(links)
+
+
+def propose_portability(
+    tx: Tx, candidate: PortabilityCandidate, *, portable: bool, actor: str = "hygiene.portability"
+) -> bool:
+    """File a portability candidacy (pending: a proposal to move the memory to core; closed: never asked
+    again) with its audit row; False when the memory was a candidate already."""
+    if not tx.add_portability(candidate):
+        return False
+    tx.add_audit(
+        actor=actor,
+        action="portability.propose" if candidate.status == "pending" else "portability.close",
+        owner=candidate.owner,
+        memory_ids=[candidate.memory_id],
+        payload={
+            "candidate_id": candidate.id,
+            "confidence": candidate.confidence,
+            "rationale": candidate.rationale,
+            "portable": portable,
+        },
+        run_id=candidate.run_id,
+        at=candidate.created_at,
+    )
+    return True
+
+
+def settle_portability(
+    tx: Tx, candidate: PortabilityCandidate, memory: Memory, *, target: str | None, actor: str, at: datetime
+) -> None:
+    """Settle a pending proposal as its owner decided: approved (``target``: the memory ``move``s there) or
+    dismissed (None), with its audit row."""
+    if target is not None:
+        move(tx, memory, target, actor=actor, at=at, payload={"portability": candidate.id})
+    tx.settle_portability(candidate.id, "approved" if target is not None else "dismissed", actor, at)
+    tx.add_audit(
+        actor=actor,
+        action="portability.approve" if target is not None else "portability.dismiss",
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload={"candidate_id": candidate.id},
+        run_id=None,
         at=at,
     )

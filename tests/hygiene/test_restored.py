@@ -12,6 +12,7 @@ from tests.hygiene.pipeline import BLUE, GREEN, cycle, factory
 from tests.memory.helpers import supersede, write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.conflicts.challenge import challenge
 from zero_memory.domain.memory import Memory
 from zero_memory.domain.records import Channel, Dispute, pair_key
 from zero_memory.hygiene import reexamine
@@ -137,3 +138,25 @@ def test_same_session_refinement_queues_against_a_restored_memory(make_app: Make
         older.id,
         third.id,
     )
+
+
+def test_same_session_refinement_queues_against_a_challenged_memory(make_app: MakeApp) -> None:
+    """A pending row is a person deciding about the memory: a refinement asks too, rather than retire it."""
+    app = make_app()
+    session = Caller("alice", client="test", session_id="conv-challenged")
+    older = write(app, session, "The deploy script lives in scripts/deploy.sh")
+    challenge(app, session, older.id, "it moved to tools/")
+    newer = write(app, session, "The deploy script lives in scripts/deploy.sh.")
+    assert newer.superseded == [] and memory(app, older.id).live
+    row = queued(app, older.id, newer.id)
+    assert row is not None and row.pending and row.origin == "refine"
+    assert "pending review-queue row" in (row.rationale or "")
+
+
+def test_same_session_refinement_retires_an_unchallenged_memory(make_app: MakeApp) -> None:
+    app = make_app()
+    session = Caller("alice", client="test", session_id="conv-plain")
+    older = write(app, session, "The deploy script lives in scripts/deploy.sh")
+    newer = write(app, session, "The deploy script lives in scripts/deploy.sh.")
+    assert newer.superseded == [older.id] and not memory(app, older.id).live
+    assert queued(app, older.id, newer.id) is None

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.mcp.helpers import Deployment, start_server, stop_server, zm
-from zero_memory.cli.serve import BLAS_THREAD_VARIABLES
+from zero_memory.server.process import BLAS_THREAD_VARIABLES
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +73,7 @@ def test_a_loopback_bind_prints_where_it_listens_without_a_warning(http_server: 
 
 def test_the_server_runs_numpy_on_one_blas_thread_unless_the_environment_says_otherwise() -> None:
     probe = (
-        "from zero_memory.cli.serve import one_blas_thread\n"
+        "from zero_memory.server.process import one_blas_thread\n"
         "from threadpoolctl import threadpool_info\n"
         "one_blas_thread()\n"
         "print(max(pool['num_threads'] for pool in threadpool_info() if pool['user_api'] == 'blas'))\n"

@@ -20,8 +20,7 @@ from tests.mcp.helpers import Deployment, start_server, stop_server
 from tests.mcp.oauth_flow import CSRF_RE, REDIRECT, REQUEST_RE, challenge_of, field_of, query_of
 from zero_memory.access import users
 from zero_memory.app import App
-from zero_memory.web import dashboard
-from zero_memory.web.app import create_app
+from zero_memory.server.app import create_app
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +101,7 @@ def moving(make_app: Callable[..., App]) -> Iterator[tuple[TestClient, list[date
     now = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
     app = make_app(clock=lambda: now[0])
     site = "http://127.0.0.1:8787"
-    asgi = create_app(app, extra_routes=dashboard.routes(app), public_url=site)
+    asgi = create_app(app, public_url=site)
     with TestClient(asgi, base_url=site, follow_redirects=False) as client:
         yield client, now, app
 

@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from zero_memory.web.affinity import Affinity, Siblings
+from zero_memory.server.affinity import Affinity, Siblings
 
 
 def echo(worker: int) -> object:

@@ -19,6 +19,7 @@ from zero_memory.clock import utcnow
 from zero_memory.conflicts.challenge import challenge
 from zero_memory.domain.memory import Kind, Memory, Status, age_factor, decay
 from zero_memory.domain.records import Channel
+from zero_memory.memory.browse import browse
 from zero_memory.memory.lifecycle import close_loop, restore_memory
 from zero_memory.memory.recall import (
     RECENCY_BONUS,
@@ -30,7 +31,6 @@ from zero_memory.memory.recall import (
     use_bonus,
 )
 from zero_memory.store import system_tx
-from zero_memory.web.browse import browse
 
 MakeApp = Callable[..., App]
 QUERY = "staging cluster kubernetes version"

@@ -22,6 +22,7 @@ from tests.store.writer import BUILDING, found_by_index
 from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
 from zero_memory.store.sqlite import clusters_build as clusters_build_module
+from zero_memory.store.sqlite import vector_index as vector_index_module
 from zero_memory.store.sqlite.adapter import SQLiteStore
 from zero_memory.store.sqlite.index_files import IndexFiles
 
@@ -111,7 +112,13 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held.open()
 
 
-def test_searches_scan_the_rows_while_the_graph_is_built_then_search_the_graph(tmp_path: Path, gate: Gate) -> None:
+@pytest.mark.parametrize("matrix_rows", [0, 1_000_000], ids=["int8 rows", "float32 matrix"])
+def test_searches_scan_the_rows_while_the_graph_is_built_then_search_the_graph(
+    tmp_path: Path, gate: Gate, matrix_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Meanwhile the rows are scanned from the exact scan's float32 matrix, or beyond ``MATRIX_ROWS`` from
+    int8 copies of them."""
+    monkeypatch.setattr(vector_index_module, "MATRIX_ROWS", matrix_rows)
     store = open_building(tmp_path)
     try:
         fill(store, 300)

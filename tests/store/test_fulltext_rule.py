@@ -15,6 +15,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import SYSTEM, Store, fulltext, open_store
 from zero_memory.store.fulltext import TextPlan, idf, plan
 from zero_memory.store.postgres.adapter import PostgresStore
+from zero_memory.store.stems import stem, stems_of
 from zero_memory.store.terms import terms, words_of
 
 API = "proj.alice.api"
@@ -46,13 +47,39 @@ def test_words_no_memory_holds_are_dropped_and_rarer_words_weigh_more() -> None:
     assert idf(40, 1) > idf(40, 30) > 0
 
 
-def test_a_text_scores_the_share_of_the_query_weight_it_holds() -> None:
-    weighed = TextPlan({"service": 1, "e4711": 3}, ("e4711",))
-    assert weighed.score("The service fails with error E4711.") == 1.0
-    assert weighed.score("E4711: licence expired") == 0.75
-    assert weighed.score("The service restarts") == 0.25
+def test_a_text_scores_the_share_of_the_query_weight_it_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    weighed = TextPlan({"servic": 1, "e4711": 3}, ("e4711",), forms=frozenset({"service", "e4711"}))
+    scores = [weighed.score(t) for t in ("The service fails with E4711.", "E4711: licence expired", "A service")]
+    assert 1.0 > scores[0] > scores[1] > scores[2] > 0.0
     assert weighed.score("Nothing here") == 0.0
     assert TextPlan().score("anything") == 0.0
+    monkeypatch.setattr(fulltext, "K1", 0.0)  # no term frequency: the share of the weight, exactly
+    assert [weighed.score(t) for t in ("The service fails with E4711.", "E4711: licence expired", "A service")] == [
+        1.0,
+        0.75,
+        0.25,
+    ]
+
+
+def test_a_word_said_twice_counts_more_than_once_and_never_more_than_its_weight() -> None:
+    weighed = plan(["redi"], 40, {"redi": 3}, forms=frozenset({"redis"}))
+    once, twice = weighed.score("Restart redis after the upgrade"), weighed.score("Restart redis after redis upgrades")
+    assert 0.0 < once < twice < 1.0
+
+
+def test_a_word_found_in_another_form_counts_a_share_of_its_weight() -> None:
+    weighed = plan(["deploy"], 40, {"deploy": 3}, forms=frozenset({"deploy"}))
+    assert weighed.score("Ops: deploys happen on Tuesdays") == pytest.approx(
+        weighed.score("Ops: deploy happens on Tuesdays") * fulltext.INFLECTION_SHARE
+    )
+
+
+def test_words_no_memory_holds_keep_the_few_common_words_found_from_standing_for_the_whole_query() -> None:
+    common = plan(["reschedul", "meet"], 1000, {"meet": 200, "reschedul": 0})
+    assert common.absent > 0 and common.score("Looking forward to meeting you") < 0.5
+    rare = plan(["reschedul", "vendor", "invoic"], 1000, {"vendor": 2, "invoic": 3, "reschedul": 0})
+    assert rare.absent == 0  # the words found already weigh more than a word no memory holds
+    assert plan(["meet"], 1000, {"meet": 200}).absent == 0
 
 
 @pytest.mark.parametrize(
@@ -65,11 +92,17 @@ def test_a_text_scores_the_share_of_the_query_weight_it_holds() -> None:
         "",
     ],
 )
-def test_a_word_counts_in_a_text_where_it_stands_whole_as_the_text_splits_into_words(text: str) -> None:
-    weighed = TextPlan({w: n + 1 for n, w in enumerate(terms("billing ruff été straße e4711 v2 service toml"))})
-    present = words_of(text)
-    expected = sum(w for word, w in weighed.weights.items() if word in present) / weighed.total
-    assert weighed.score(text) == expected
+def test_a_word_counts_in_a_text_where_it_stands_whole_as_the_text_splits_into_words(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fulltext, "K1", 0.0)
+    words = terms("billing ruff été straße e4711 v2 service toml")
+    weighed = TextPlan({stem(w): n + 1 for n, w in enumerate(words)}, forms=frozenset(words))
+    present = set(stems_of(text))
+    exact = words_of(text)
+    share = {w: 1.0 if w in exact else fulltext.INFLECTION_SHARE for w in words}
+    expected = sum(weighed.weights[stem(w)] * share[w] for w in words if stem(w) in present) / weighed.total
+    assert weighed.score(text) == pytest.approx(expected)
 
 
 def test_words_split_on_punctuation_and_underscores_as_both_indexes_do() -> None:
@@ -105,11 +138,23 @@ def test_a_rare_identifier_is_found_beside_a_word_every_memory_has(large: Store)
     assert search(large, "service E4711") == ["The service fails with error E4711 when the licence expired"]
 
 
+def test_a_memory_that_says_the_word_twice_and_one_holding_its_inflection_rank_as_the_rule_weighs_them(
+    store: Store,
+) -> None:
+    # Newer first among equals: without term frequency and stems, the order would be the reverse.
+    texts = ["Restart redis, then restart the workers", "Restart redis after an upgrade", "Redis restarts weekly"]
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n, text in enumerate(texts):
+            put(tx, memory(text, minutes=n))
+    assert search(store, "restart") == texts
+
+
 def test_a_query_of_common_words_only_matches_nothing_but_is_still_weighed(large: Store) -> None:
     with large.tx() as tx:
         weighed = tx.text_plan("service restarts")
     assert weighed.matched == ()
-    assert set(weighed.weights) == {"service", "restarts"}
+    assert set(weighed.weights) == {"servic", "restart"}
     assert search(large, "service restarts") == []
 
 
@@ -220,6 +265,6 @@ def test_postgresql_takes_common_words_counts_from_its_statistics(pg_store: Post
         tx._exec("ANALYZE memories")
     pg_store._common = None
     with pg_store.tx() as tx:
-        assert "service" in pg_store.common_words(tx.conn)
+        assert "servic" in pg_store.common_words(tx.conn)
         after = tx.text_plan("service redis restarts")
     assert after == before

@@ -21,7 +21,7 @@ from zero_memory.store.postgres.adapter import PostgresStore
 from zero_memory.store.postgres.checks import supports_iterative_scan
 from zero_memory.store.postgres.tx import PostgresTx
 from zero_memory.store.postgres.vectors import USE_INDEX, USED_INDEX
-from zero_memory.store.terms import words_of
+from zero_memory.store.stems import stems_of
 
 
 @pytest.fixture
@@ -218,7 +218,7 @@ def _postings(store: PostgresStore) -> set[tuple[str, str, int]]:
 def _expected_postings(store: PostgresStore) -> set[tuple[str, str, int]]:
     with store.tx() as tx:
         rows = tx.conn.execute("SELECT seq, scope, content FROM memories").fetchall()
-    return {(w, r["scope"], int(r["seq"])) for r in rows for w in words_of(r["content"])}
+    return {(w, r["scope"], int(r["seq"])) for r in rows for w in stems_of(r["content"])}
 
 
 def test_the_postings_follow_every_write_move_and_removal(pg_store: PostgresStore) -> None:

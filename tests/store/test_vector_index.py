@@ -6,9 +6,9 @@ import json
 import random
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Collection, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
@@ -145,18 +145,19 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
 @pytest.mark.parametrize(
     "flt", [{}, {"scopes": ["proj.alice.api", "user.carol"]}, {"scopes": SCOPES, "kinds": [Kind.TASK]}]
 )
-def test_a_search_proposed_from_another_thread_finds_what_similar_finds(any_store: Store, flt: dict[str, Any]) -> None:
-    """Recall walks the graph on another thread while its transaction reads: the rows are still read,
-    filtered and scored in the transaction, its own writes included."""
+def test_a_search_run_beside_reads_of_its_transaction_finds_what_similar_finds(
+    any_store: Store, flt: dict[str, Any]
+) -> None:
+    """Recall's search runs its full text beside the index's search (on SQLite on another thread, reading
+    the transaction meanwhile): the rows are still read, filtered and scored in the transaction, its own
+    writes included, and what runs beside sees them too."""
     fill(any_store, 300)
     query = random_unit(7)
     with any_store.tx(write=True) as tx:
         put(tx, memory("written in this transaction", owner="alice", scope="user.carol", kind=Kind.TASK), query)
         search = tx.vector_search(floor=-1.0, limit=40, **flt)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(search.propose, query).result()
-        found = [(n.brief, round(n.similarity, 6)) for n in search.neighbours()]
-        near = tx.similar(query, floor=-1.0, limit=40, **flt)
+        neighbours, near = search.run(query, lambda: tx.similar(query, floor=-1.0, limit=40, **flt))
+        found = [(n.brief, round(n.similarity, 6)) for n in neighbours]
         expected = [(brief_of(n.memory), round(n.similarity, 6)) for n in near]
     assert found == expected
     assert len(found) == 40
@@ -551,8 +552,10 @@ def test_catching_up_a_large_database_keeps_int8_copies_past_the_bound_and_makes
 ) -> None:
     """The exact scan's matrix holds at most a page beyond the bound: a million rows never pass through it
     (2 GB of float32), they are kept as int8 copies page by page; the clusters are made once every row is
-    read, with the lists for all of them (not for the rows read when the bound was passed)."""
+    read, with the lists for all of them (not for the rows read when the bound was passed). The bound is the
+    larger of ``MATRIX_ROWS`` (none here) and the rows for clusters built in the background."""
     monkeypatch.setattr(vector_index_module, "PAGE", 50)
+    monkeypatch.setattr(vector_index_module, "MATRIX_ROWS", 0)
     trained: list[int] = []
     train = Clusters.trained.__func__  # type: ignore[attr-defined]
 
@@ -618,3 +621,31 @@ def test_memories_with_one_vector_score_exactly_alike_and_come_in_id_order(any_s
             assert len(scored) == len(copies)
             assert len({similarity for _, similarity in scored}) == 1, scored
             assert [memory_id for memory_id, _ in scored] == sorted(copies)
+
+
+def test_a_search_that_finds_enough_changes_unsaved_leaves_the_snapshot_to_a_thread_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search that found a snapshot due wrote it, fsync included, before it answered (47 ms at 30,000
+    rows); it is written by the index's own thread, in a read transaction of its own."""
+    monkeypatch.setattr(vector_index_module, "SAVE_MIN_ROWS", 10)
+    writers: list[str] = []
+    write = IndexFiles.write
+
+    def recorded(self: IndexFiles, *args: Any, **kwargs: Any) -> Any:
+        writers.append(threading.current_thread().name)
+        return write(self, *args, **kwargs)
+
+    monkeypatch.setattr(IndexFiles, "write", recorded)
+    store = open_indexed(tmp_path)
+    try:
+        fill(store, 60)
+        with store.tx() as tx:
+            tx.similar(random_unit(1), floor=-1.0, limit=3)
+        saver = getattr(store.index, "_saver", None)
+        if saver is not None:
+            saver.join(60)
+        assert writers == ["zm-index-save"]
+        assert IndexFiles(tmp_path / "zm.db").snapshots()
+    finally:
+        store.close()

@@ -8,7 +8,7 @@ from tests.web.helpers import Seeder, unique
 from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.web.browse import browse
+from zero_memory.memory.browse import browse
 
 
 @pytest.fixture

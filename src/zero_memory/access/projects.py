@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 from zero_memory import errors
 from zero_memory.access.repository import find_repository, normalize_path
+from zero_memory.access.visibility import visibility
 from zero_memory.clock import utcnow
 from zero_memory.domain import scopes
 from zero_memory.domain.records import Project, Visibility
 from zero_memory.domain.remotes import SCP_REMOTE_RE, normalize_remote
 from zero_memory.domain.scopes import Role, ScopeKind
-from zero_memory.store.base import Tx
+from zero_memory.store import system_tx
+from zero_memory.store.base import Store, Tx
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,3 +240,37 @@ def _free_slug(tx: Tx, owner: str, slug: str) -> str:
         if tx.get_project(scopes.Scope(ScopeKind.PROJECT, owner, candidate).path) is None:
             return candidate
     raise errors.conflict(f"project: {MAX_SLUG_SUFFIX} projects named {slug!r} exist already; name this one")
+
+
+# -- the project service: each opens its own transaction, for the edges (zm project) --------------------------
+
+
+def create_project_as(
+    store: Store,
+    owner: str,
+    slug: str,
+    *,
+    path: str | None = None,
+    remote: str | None = None,
+    kind: ScopeKind = ScopeKind.PROJECT,
+) -> Project:
+    """``create_project`` by its owner, in a transaction that acts as them."""
+    with store.tx(write=True) as tx:
+        tx.act_as(owner)
+        return create_project(tx, owner, slug, path=path, remote=remote, kind=kind)
+
+
+def projects_of(store: Store, uid: str) -> list[tuple[Project, str | None]]:
+    """The projects a user can see, each with their role on it (None: readable without one)."""
+    with store.tx() as tx:
+        tx.act_as(uid)
+        roles = {m.scope: m.role.value for m in tx.memberships(uid)}
+        found = tx.list_projects(list(visibility(tx, uid).readable))
+    return [(p, roles.get(p.scope)) for p in found]
+
+
+def grant_as_operator(store: Store, actor: str, scope: str, user_id: str, role: str) -> None:
+    """``grant`` from an operator's command: the grantee's membership row is not the actor's to write, so
+    the transaction is a system one (``grant`` still checks that the actor is an admin of the scope)."""
+    with system_tx(store, "operator", write=True) as tx:
+        grant(tx, actor, scope, user_id, role)

@@ -12,6 +12,7 @@ import getpass
 import hashlib
 import hmac
 import secrets
+from datetime import datetime
 
 from zero_memory import errors
 from zero_memory.clock import utcnow
@@ -105,3 +106,49 @@ def ensure_local_user(store: Store, uid: str | None) -> str:
         if tx.get_user(name) is not None:
             return name
         return add_user(tx, name, is_local=True).id
+
+
+# -- the account service: each opens its own transaction, for the edges (zm user, the dashboard) --------------
+
+
+def create_account(store: Store, uid: str) -> str:
+    """An operator creates a user; their first bearer token (shown once)."""
+    with system_tx(store, "operator", write=True) as tx:
+        add_user(tx, uid)
+        return issue_token(tx, uid)
+
+
+def list_accounts(store: Store) -> list[User]:
+    with system_tx(store, "operator") as tx:
+        return tx.list_users()
+
+
+def account_ids(store: Store) -> list[str]:
+    return [u.id for u in list_accounts(store)]
+
+
+def require_account(store: Store, uid: str) -> None:
+    """``not_found`` unless the user exists (an operator's check, before acting for them)."""
+    with system_tx(store, "operator") as tx:
+        if tx.get_user(uid) is None:
+            raise errors.not_found(f"user {uid}")
+
+
+def reissue_token(store: Store, uid: str, *, revoke_others: bool, at: datetime) -> str:
+    """A new bearer token for a user (shown once); ``revoke_others`` revokes their earlier ones first."""
+    with system_tx(store, "operator", write=True) as tx:
+        if revoke_others and tx.get_user(uid) is not None:
+            tx.revoke_tokens(uid, at)
+        return issue_token(tx, uid)
+
+
+def session_holds(store: Store, uid: str, token_id: object) -> bool:
+    """Whether a signed-in session still stands: its user exists and, when it signed in with a token
+    (``token_id``, a string), that token is still theirs."""
+    with store.tx() as tx:
+        tx.act_as(uid)
+        gone = tx.get_user(uid) is None
+        if isinstance(token_id, str):
+            row = tx.get_token(token_id)
+            gone = gone or row is None or row[0] != uid
+    return not gone

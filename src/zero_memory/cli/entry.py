@@ -8,7 +8,7 @@ import sys
 
 def main() -> None:
     if sys.argv[1:] == ["mcp"]:
-        from zero_memory.mcp.stdio_front import main as serve_stdio
+        from zero_memory.cli.stdio import serve_stdio
 
         sys.exit(serve_stdio())
     from zero_memory.cli.main import main as command_line

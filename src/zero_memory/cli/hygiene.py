@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from zero_memory import errors
+from zero_memory.access import users as accounts
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json, progress
+from zero_memory.hygiene import runs
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.retro import count_remaining, retro
 from zero_memory.hygiene.undo import undo_run
-from zero_memory.store import system_tx
 
 group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_is_help=True)
 
@@ -19,12 +19,9 @@ group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_
 def _owners(owner: str | None, everyone: bool) -> list[str]:
     application = app()
     if everyone:
-        with system_tx(application.store, "operator") as tx:
-            return [u.id for u in tx.list_users()]
+        return accounts.account_ids(application.store)
     if owner is not None:
-        with system_tx(application.store, "operator") as tx:
-            if tx.get_user(owner) is None:
-                raise errors.not_found(f"user {owner}")
+        accounts.require_account(application.store, owner)
         return [owner]
     return [local_caller().uid]
 
@@ -44,8 +41,7 @@ def scan(
     results = []
     for uid in _owners(owner, everyone):
         run, summary = start_cycle(application, uid, started_by=started_by, dry_run=dry_run, rejudge=rejudge, wait=True)
-        with system_tx(application.store, "operator") as tx:
-            finished = tx.get_run(run.id)
+        finished = runs.get_run(application, run.id)
         results.append(
             {
                 "run_id": run.id,
@@ -136,8 +132,7 @@ def list_runs(
     json_out: bool = JsonOption,
 ) -> None:
     """List recent hygiene runs with their summaries."""
-    with system_tx(app().store, "operator") as tx:
-        found = tx.list_runs(limit=limit)
+    found = runs.all_runs(app(), limit=limit)
     rows = [
         {
             "run_id": r.id,

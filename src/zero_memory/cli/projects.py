@@ -7,10 +7,8 @@ from typing import Annotated
 import typer
 
 from zero_memory.access import projects as project_service
-from zero_memory.access.visibility import visibility
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.domain.scopes import ScopeKind
-from zero_memory.store import system_tx
 
 group = typer.Typer(help="Projects and membership.", no_args_is_help=True)
 
@@ -27,9 +25,7 @@ def create(
     """Create a project (or team scope) owned by you."""
     caller = local_caller()
     kind = ScopeKind.TEAM if team else ScopeKind.PROJECT
-    with app().store.tx(write=True) as tx:
-        tx.act_as(caller.uid)
-        project = project_service.create_project(tx, caller.uid, slug, path=path, remote=remote, kind=kind)
+    project = project_service.create_project_as(app().store, caller.uid, slug, path=path, remote=remote, kind=kind)
     if json_out:
         print_json({"scope": project.scope, "path": project.path, "remote": project.remote})
     else:
@@ -41,11 +37,8 @@ def create(
 def list_projects(json_out: bool = JsonOption) -> None:
     """List the projects you can see, with your role."""
     caller = local_caller()
-    with app().store.tx() as tx:
-        tx.act_as(caller.uid)
-        roles = {m.scope: m.role.value for m in tx.memberships(caller.uid)}
-        found = tx.list_projects(list(visibility(tx, caller.uid).readable))
-    rows = [{"scope": p.scope, "role": roles.get(p.scope), "path": p.path, "remote": p.remote} for p in found]
+    found = project_service.projects_of(app().store, caller.uid)
+    rows = [{"scope": p.scope, "role": role, "path": p.path, "remote": p.remote} for p, role in found]
     if json_out:
         print_json(rows)
         return
@@ -62,7 +55,5 @@ def grant(
 ) -> None:
     """Give a user a role on a project or team scope."""
     caller = local_caller()
-    # An operator's command: the grantee's membership row is not the caller's to write.
-    with system_tx(app().store, "operator", write=True) as tx:
-        project_service.grant(tx, caller.uid, scope, user, role)
+    project_service.grant_as_operator(app().store, caller.uid, scope, user, role)
     console.print(f"{user} is {role} of {scope}", highlight=False)

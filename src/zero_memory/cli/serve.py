@@ -1,33 +1,20 @@
 """``zm serve`` (MCP over streamable HTTP, the dashboard, /healthz) and ``zm mcp`` (MCP over stdio).
 
-The server modules are imported inside the commands: every other ``zm`` command starts without them.
+What the operator types and reads; the server itself is composed in ``server/``. The server modules are
+imported inside the commands: every other ``zm`` command starts without them.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-from collections.abc import Sequence
-from contextlib import suppress
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 from urllib.parse import urlsplit
 
 import typer
 
 from zero_memory import __version__
 from zero_memory.access.users import ensure_local_user
-from zero_memory.app import App
-from zero_memory.bootstrap import build_app
 from zero_memory.cli.common import app, err_console, fail, handles_errors
-from zero_memory.settings import Settings
-
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp
-
-    from zero_memory.web.affinity import Siblings
-    from zero_memory.web.spread import Spread
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -68,8 +55,9 @@ def serve(
     import uvicorn
 
     from zero_memory.mcp.http import WILDCARD_BINDS, is_loopback
+    from zero_memory.server.process import Options, one_blas_thread, serve_worker, server_app
+    from zero_memory.server.workers import listening_sockets, run_workers
     from zero_memory.web.auth import login_link
-    from zero_memory.web.workers import listening_sockets, run_workers
 
     one_blas_thread()
     application = app()
@@ -118,90 +106,10 @@ def serve(
         fail("a worker stopped as it started: its error is above")
 
 
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_blas_thread() -> None:
-    """One BLAS thread for the server's numpy, unless the environment chose a number.
-
-    A server runs many small products at once (a sentence's embedding, a vector scan), one per call, on
-    threads of its own: BLAS threads add nothing there, and OpenBLAS's spin while they wait for work.
-    Measured on two busy cores: a sentence's embedding 11–43 ms of CPU with two BLAS threads, 1.4–1.8 ms
-    with one; eight HTTP clients, 7.4–8.0 ms of server CPU a call against 7.0–7.2 ms. Set once for the
-    process (a limit per call costs ~100 ms).
-    """
-    if any(name in os.environ for name in BLAS_THREAD_VARIABLES):
-        return
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1, user_api="blas")
-
-
-@dataclass(frozen=True)
-class Options:
-    """What every server process of one ``zm serve`` is built with."""
-
-    host: str
-    allowed_hosts: Sequence[str]
-    public_url: str | None
-    base_url: str
-
-
-def server_app(application: App, options: Options, *, background: bool = True) -> ASGIApp:
-    from zero_memory.web import dashboard
-    from zero_memory.web.app import create_app
-
-    return create_app(
-        application,
-        host=options.host,
-        allowed_hosts=options.allowed_hosts,
-        extra_routes=dashboard.routes(application),
-        public_url=options.public_url,
-        background=background,
-    )
-
-
-def serve_worker(
-    options: Options, siblings: Siblings, listener: socket.socket, private: socket.socket, spread: Spread
-) -> None:
-    """One worker of ``zm serve --workers N``: a whole server on the shared socket and its own private one.
-
-    Worker 0 also runs the scheduler and the capture retries, and holds the login link it prints. A worker
-    holding more connections than a sibling hands it the new ones (web/spread.py).
-    """
-    import uvicorn
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-    from zero_memory.web import spread as spreading
-    from zero_memory.web.affinity import Affinity
-    from zero_memory.web.auth import login_link
-
-    one_blas_thread()
-    application = build_app(Settings.from_environ())
-    first = siblings.index == 0
-    asgi = Affinity(server_app(application, options, background=first), siblings)
-    if first:
-        typer.echo(login_link(application, options.public_url or options.base_url))
-    config = uvicorn.Config(
-        asgi,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=5,
-        http=spreading.balanced_protocol(spread, AutoHTTPProtocol),
-        ws="none",  # an upgrade would replace the protocol that counts the worker's connections
-    )
-    try:
-        # Ctrl-C reaches every worker: uvicorn shuts down, then raises the signal again.
-        with suppress(KeyboardInterrupt):
-            spreading.serve(config, spread, [listener, private])
-    finally:
-        application.close()
-
-
 @handles_errors
 def mcp() -> None:
     """Serve MCP over stdio as the local user (ZM_USER, else the single local user): zm mcp."""
-    from zero_memory.mcp.stdio_front import main as serve_stdio
+    from zero_memory.cli.stdio import serve_stdio
 
     status = serve_stdio()
     if status:

@@ -14,7 +14,6 @@ from zero_memory.capture import budget
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.judge import keys
 from zero_memory.memory import erasure
-from zero_memory.store import system_tx
 
 group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
 
@@ -26,9 +25,7 @@ def add(
     json_out: bool = JsonOption,
 ) -> None:
     """Create a user and print their first bearer token (shown once)."""
-    with system_tx(app().store, "operator", write=True) as tx:
-        accounts.add_user(tx, name)
-        token = accounts.issue_token(tx, name)
+    token = accounts.create_account(app().store, name)
     if json_out:
         print_json({"user": name, "token": token})
     else:
@@ -40,8 +37,7 @@ def add(
 @handles_errors
 def list_users(json_out: bool = JsonOption) -> None:
     """List users."""
-    with system_tx(app().store, "operator") as tx:
-        users = tx.list_users()
+    users = accounts.list_accounts(app().store)
     if json_out:
         print_json(
             [
@@ -68,10 +64,7 @@ def token(
 ) -> None:
     """Issue a new bearer token for a user (shown once)."""
     application = app()
-    with system_tx(application.store, "operator", write=True) as tx:
-        if revoke_others and tx.get_user(name) is not None:
-            tx.revoke_tokens(name, application.clock())
-        new_token = accounts.issue_token(tx, name)
+    new_token = accounts.reissue_token(application.store, name, revoke_others=revoke_others, at=application.clock())
     print_json({"user": name, "token": new_token}) if json_out else console.print(
         new_token, highlight=False, markup=False
     )

@@ -155,6 +155,16 @@ def is_protected(kind: Kind, rank: int) -> bool:
     return kind in PROTECTED_KINDS and rank >= Rank.AGENT
 
 
+def retirable_by_automation(restored: bool, disputed: bool) -> bool:
+    """The invariant of every automatic retirement: automation never retires a memory someone restored (they
+    judged its invalidation false) or one with a pending review-queue row (a person is deciding about it).
+
+    The one statement of the rule: ``transitions.hold`` enforces it on every automatic retirement (queueing
+    the question instead), and a pure decision that must know in advance (``hygiene.decide``) asks it too.
+    """
+    return not (restored or disputed)
+
+
 def session_keys(source: dict[str, Any]) -> frozenset[str]:
     """The identifiers that make two writes one session (thread or client session)."""
     keys = set()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from zero_memory.embedding.base import Embedder
+from zero_memory.embedding.base import Embedder, embed_queries
 
 _child_embedder: Embedder | None = None
 
@@ -29,6 +29,9 @@ class _ChildEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._pool.submit(_embed, list(texts)).result()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._pool.submit(_embed_queries, list(texts)).result()
 
 
 @contextmanager
@@ -56,3 +59,8 @@ def _adopt(embedder: Embedder) -> None:
 def _embed(texts: list[str]) -> np.ndarray:
     assert _child_embedder is not None
     return _child_embedder.embed(texts)
+
+
+def _embed_queries(texts: list[str]) -> np.ndarray:
+    assert _child_embedder is not None
+    return embed_queries(_child_embedder, texts)

@@ -22,6 +22,14 @@ class Embedder(Protocol):
         ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Searches embedded the way the model expects them: a model trained with a query prefix (E5) has an
+    ``embed_queries`` beside ``embed``, which embeds what is stored and compared; any other embeds both
+    alike."""
+    queries = getattr(embedder, "embed_queries", None)
+    return embedder.embed(texts) if queries is None else queries(texts)
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

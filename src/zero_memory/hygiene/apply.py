@@ -3,7 +3,8 @@
 The state is read again inside the transaction, so a pair that changed while
 the judge was thinking (a side forgotten, a row raised by another process) is
 left alone, and a loser restored or disputed meanwhile is queued, not
-retired. Every automatic action records the verdict, confidence, rationale,
+retired (``transitions.retire_automatically``, the guard of every automatic
+retirement). Every automatic action records the verdict, confidence, rationale,
 model and run id, and is undone by ``restore_memory``.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from zero_memory import transitions
-from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Judgement, Link
+from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Judgement
 from zero_memory.hygiene.candidates import Candidate
 from zero_memory.hygiene.decide import Action, Outcome, held
 from zero_memory.ids import new_id
@@ -70,14 +71,10 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
     if outcome.action is Action.INVALIDATE:
         assert outcome.loser and outcome.winner and outcome.reason
         loser = current[outcome.loser]
-        if loser.restored or tx.open_disputes_for([loser.id]):
-            # Nothing retires a disputed memory, or one restored since the pair was routed,
-            # automatically: the pair joins the queue.
-            raise_dispute(tx, pair, held(outcome.rule, outcome.verdict), ctx)
-            return "queued"
-        transitions.retire(
+        retired = transitions.retire_automatically(
             tx,
             loser,
+            queued=queued(pair, held(outcome.rule, outcome.verdict), ctx),
             successor=outcome.winner,
             reason=outcome.reason,
             actor=ctx.actor,
@@ -86,7 +83,7 @@ def act(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> str:
             run_id=ctx.run_id,
             payload={"rule": outcome.rule, "origin": ctx.origin, **ctx.evidence()},
         )
-        return "auto_resolved"
+        return "auto_resolved" if retired else "queued"
     raise_dispute(tx, pair, outcome, ctx)
     return "queued"
 
@@ -104,7 +101,8 @@ def proposal_of(proposed: Outcome | None) -> dict[str, object] | None:
     }
 
 
-def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:
+def queued(pair: Candidate, outcome: Outcome, ctx: Context) -> transitions.Queued:
+    """The review-queue row of a queued outcome, with what its audit row records."""
     judgement = ctx.judgement
     dispute = Dispute(
         id=new_id("dsp"),
@@ -124,18 +122,18 @@ def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Di
         created_at=ctx.at,
         proposal=proposal_of(outcome.proposed),
     )
-    dispute, raised = transitions.raise_dispute(
-        tx,
-        dispute,
-        actor=ctx.actor,
-        at=ctx.at,
-        payload={
-            "rule": outcome.rule,
-            "direction": outcome.direction,
-            **({"proposal": dispute.proposal} if dispute.proposal else {}),
-            **ctx.evidence(),
-        },
+    payload = {
+        "rule": outcome.rule,
+        "direction": outcome.direction,
+        **({"proposal": dispute.proposal} if dispute.proposal else {}),
+        **ctx.evidence(),
+    }
+    return transitions.Queued(dispute, payload, contradicts=outcome.contradicts_link)
+
+
+def raise_dispute(tx: Tx, pair: Candidate, outcome: Outcome, ctx: Context) -> Dispute:
+    row = queued(pair, outcome, ctx)
+    dispute, _ = transitions.raise_dispute(
+        tx, row.dispute, actor=ctx.actor, at=ctx.at, payload=row.payload, contradicts=row.contradicts
     )
-    if raised and outcome.contradicts_link and not tx.has_link(pair.a.id, pair.b.id, "contradicts"):
-        tx.add_link(Link(new_id("lnk"), pair.b.id, pair.a.id, "contradicts", ctx.at, ctx.actor, ctx.run_id))
     return dispute

@@ -18,10 +18,13 @@ Without a verdict (offer mode) the pair is queued ``unjudged``; with
 and the queue row carries what they would have done (``proposed``) for the
 person or agent settling it to accept or not.
 
-Whatever rule picks a loser, a loser that was once restored (by a person, an
-agent or an undo: someone judged its invalidation false) is never invalidated
-automatically again: the pair is queued instead, under the same rule (and a
-retro row proposes nothing against it).
+Whatever rule picks a loser, the invariant of every automatic retirement
+(``domain.memory.retirable_by_automation``: a loser once restored by a person,
+an agent or an undo is never retired automatically again) holds it back: the
+pair is queued instead, under the same rule (and a retro row proposes nothing
+against it). Routing knows only whether a side was restored; whether it has a
+pending row is read inside the write by ``transitions.retire_automatically``,
+which queues the pair the same way.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from zero_memory.domain.memory import InvalidationReason, Kind, Rank, is_protected
+from zero_memory.domain.memory import InvalidationReason, Kind, Rank, is_protected, retirable_by_automation
 from zero_memory.domain.verdicts import UNJUDGED, Verdict
 
 
@@ -101,7 +104,7 @@ NOTHING = Outcome(Action.NOTHING, rule=1)
 
 
 def _invalidate(rule: int, loser: Side, winner: Side, verdict: Verdict) -> Outcome:
-    if loser.restored:
+    if not retirable_by_automation(loser.restored, disputed=False):
         return held(rule, verdict.value)
     reason = InvalidationReason.DUPLICATE if verdict is Verdict.DUPLICATE else InvalidationReason.SUPERSEDED
     return Outcome(Action.INVALIDATE, rule, loser=loser.id, winner=winner.id, reason=reason, verdict=verdict.value)

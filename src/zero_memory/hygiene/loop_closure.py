@@ -13,9 +13,10 @@ in the run (``transitions.close_loop`` with the evidence linked), and
   spends nothing on pairs already asked. A failed call caches nothing.
 - Attributed to the loop's owner (``judge_for``), purpose ``loop_closure``.
 - Skipped in offer mode; never write-triggered.
-- A loop that was ever reopened (restored, by a person or by an undo) is
-  never closed automatically again: someone decided it is still open
-  (``Memory.restored``, as for every automatic invalidation).
+- A loop that was ever reopened (restored, by a person or by an undo), or
+  that has a pending review-queue row, is never closed automatically: the
+  guard of every automatic retirement (``transitions.close_loop_automatically``)
+  leaves it open. Reopened loops are not even asked about.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from zero_memory import transitions
 from zero_memory.app import App
-from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory
+from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory, retirable_by_automation
 from zero_memory.domain.records import Judgement
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.owners import judge_for
@@ -60,8 +61,8 @@ def candidates(app: App, owner: str) -> list[Found]:
     with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
-            if vector is None or loop.restored:
-                continue
+            if vector is None or not retirable_by_automation(loop.restored, disputed=False):
+                continue  # the judge is not asked about a loop the guard would keep open anyway
             near = tx.similar(
                 vector,
                 floor=config.loop_closure_similarity,
@@ -129,9 +130,9 @@ def _record(app: App, loop: Memory, evidence: Memory, judgement: Judgement, run_
         if not closes(judgement.verdict == CLOSED, judgement.confidence, floor):
             return False
         current = tx.get_memory(loop.id, SYSTEM)
-        if current is None or not current.live or current.restored:
+        if current is None or not current.live:
             return False
-        transitions.close_loop(
+        return transitions.close_loop_automatically(
             tx,
             current,
             actor=ACTOR,
@@ -145,4 +146,3 @@ def _record(app: App, loop: Memory, evidence: Memory, judgement: Judgement, run_
                 "model": judgement.model,
             },
         )
-    return True

@@ -122,22 +122,8 @@ def step(app: App, owner: str, tally: Tally, run_id: str | None, dry_run: bool) 
             run_id=run_id,
         )
         with system_tx(app.store, "hygiene", write=True) as tx:
-            if not tx.add_portability(candidate):
+            if not transitions.propose_portability(tx, candidate, portable=portable):
                 continue
-            tx.add_audit(
-                actor="hygiene.portability",
-                action="portability.propose" if proposed else "portability.close",
-                owner=owner,
-                memory_ids=[memory.id],
-                payload={
-                    "candidate_id": candidate.id,
-                    "confidence": confidence,
-                    "rationale": rationale,
-                    "portable": portable,
-                },
-                run_id=run_id,
-                at=now,
-            )
         if proposed:
             tally.add("portability_proposed")
 
@@ -215,20 +201,11 @@ def resolve_portability(app: App, caller: Caller, candidate_id: str, approve: bo
         if memory is None:
             raise errors.not_found(f"memory {candidate.memory_id}")
         if approve:
-            target = scopes.core(caller.uid)
             if not memory.live:
                 raise errors.conflict("the memory is no longer live; restore it first")
             _refuse_if_seen_by_others(memory, checked)
-            transitions.move(tx, memory, target, actor=caller.uid, at=now, payload={"portability": candidate.id})
-        tx.settle_portability(candidate.id, "approved" if approve else "dismissed", caller.uid, now)
-        tx.add_audit(
-            actor=caller.uid,
-            action="portability.approve" if approve else "portability.dismiss",
-            owner=memory.owner,
-            memory_ids=[memory.id],
-            payload={"candidate_id": candidate.id},
-            run_id=None,
-            at=now,
+        transitions.settle_portability(
+            tx, candidate, memory, target=scopes.core(caller.uid) if approve else None, actor=caller.uid, at=now
         )
     return PortabilityResolution(
         candidate_id=candidate.id,

@@ -8,13 +8,14 @@ next run does its work again (every step is idempotent).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from zero_memory import transitions
+from zero_memory import errors, transitions
 from zero_memory.app import App
-from zero_memory.domain.records import Run, RunStatus
+from zero_memory.domain.records import AuditEntry, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
 from zero_memory.store.base import Tx
@@ -119,3 +120,42 @@ def interrupt_orphans(app: App) -> list[str]:
 def _summary_of(tx: Tx, run_id: str) -> dict[str, Any]:
     run = tx.get_run(run_id)
     return dict(run.summary) if run else {}
+
+
+# -- reading runs, for the edges (zm hygiene, the dashboard's Runs page) --------------------------------------
+
+
+def get_run(app: App, run_id: str) -> Run | None:
+    """Any run, for an operator's command."""
+    with system_tx(app.store, "operator") as tx:
+        return tx.get_run(run_id)
+
+
+def all_runs(app: App, *, limit: int) -> list[Run]:
+    """Every user's newest runs, for an operator's command."""
+    with system_tx(app.store, "operator") as tx:
+        return tx.list_runs(limit=limit)
+
+
+def runs_of(
+    app: App,
+    uid: str,
+    *,
+    limit: int,
+    kinds: Collection[str] | None = None,
+    not_kinds: Collection[str] | None = None,
+) -> list[Run]:
+    """A user's newest runs, of ``kinds`` or of any kind but ``not_kinds``."""
+    with app.store.tx() as tx:
+        tx.act_as(uid)
+        return tx.list_runs(owner=uid, limit=limit, kinds=kinds, not_kinds=not_kinds)
+
+
+def run_of(app: App, uid: str, run_id: str) -> tuple[Run, list[AuditEntry]]:
+    """A user's run and its audit rows; ``not_found`` for anyone else's."""
+    with app.store.tx() as tx:
+        tx.act_as(uid)
+        run = tx.get_run(run_id)
+        if run is None or run.owner != uid:
+            raise errors.not_found(f"run {run_id[:80]}")
+        return run, tx.audit_for_run(run.id)

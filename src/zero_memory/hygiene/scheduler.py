@@ -10,17 +10,14 @@ the owner; then the tick rolls up old surfacings and usage events
 
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Any
 
 from zero_memory.app import App
+from zero_memory.background import Loop
 from zero_memory.hygiene import retention, runs
 from zero_memory.hygiene.cycle import start_cycle
 from zero_memory.hygiene.runs import Tally
 from zero_memory.store import system_tx
-
-log = logging.getLogger(__name__)
 
 
 def tick_of(app: App, interval_hours: float) -> int:
@@ -54,32 +51,21 @@ def run_tick(app: App, tick: int) -> dict[str, Any] | None:
         return runs.finish(app, parent, tally)
 
 
-class Scheduler:
-    """A daemon thread that runs each tick's cycle; ``stop`` ends it between ticks."""
+def scheduler(app: App, interval_hours: float) -> Loop:
+    """The loop that runs each tick's cycle once: it looks at the clock at the end of each tick, and at
+    least every minute (a clock that jumps is seen within one)."""
+    seconds = interval_hours * 3600
+    last: int | None = None
 
-    def __init__(self, app: App, interval_hours: float) -> None:
-        self.app = app
-        self.interval_hours = interval_hours
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="zm-scheduler", daemon=True)
+    def step() -> None:
+        nonlocal last
+        tick = tick_of(app, interval_hours)
+        if tick != last:
+            last = tick
+            run_tick(app, tick)
 
-    def start(self) -> None:
-        self._thread.start()
+    def until_next_tick() -> float:
+        assert last is not None  # the first step comes at once
+        return max(0.05, min(60.0, (last + 1) * seconds - app.clock().timestamp()))
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        seconds = self.interval_hours * 3600
-        last = None
-        while not self._stop.is_set():
-            tick = tick_of(self.app, self.interval_hours)
-            if tick != last:
-                last = tick
-                try:
-                    run_tick(self.app, tick)
-                except Exception:
-                    log.exception("scheduled hygiene tick %s failed", tick)
-            now = self.app.clock().timestamp()
-            self._stop.wait(max(0.05, min(60.0, (tick + 1) * seconds - now)))
+    return Loop("zm-scheduler", step, every=until_next_tick, first=0.0, failed="a scheduled hygiene tick")

@@ -65,18 +65,9 @@ def undo_run(app: App, run_id: str, *, actor: str, owner: str | None = None) -> 
                 continue
             transitions.restore(tx, loser, actor=actor, at=now, run_id=run_id, payload={"undo": run_id})
             restored.append(loser_id)
-        links = [lk for lk in tx.links_of_run(run_id) if lk.type == "relates_to"]
-        for link in links:
-            tx.remove_link(link.id, now)
-        tx.add_audit(
-            actor=actor,
-            action="run.undo",
-            owner=run.owner,
-            memory_ids=restored,
-            payload={"restored": len(restored), "unlinked": len(links), "anchors_moved_back": moved_back},
-            run_id=run_id,
-            at=now,
+        unlinked = transitions.undo_links(
+            tx, run, actor=actor, at=now, restored=restored, anchors_moved_back=moved_back
         )
     return UndoReport(
-        run_id=run_id, restored=restored, already_live=already, unlinked=len(links), anchors_moved_back=moved_back
+        run_id=run_id, restored=restored, already_live=already, unlinked=unlinked, anchors_moved_back=moved_back
     )

@@ -27,19 +27,28 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 from zero_memory import errors
 from zero_memory.mcp import catalogue
 from zero_memory.settings import Settings
 
-if TYPE_CHECKING:
-    from zero_memory.mcp.stdio_backend import Backend
-
 REPLAYED = "zm-front-initialize"
 LISTED = "zm-front-tools"
+
+
+class Backend(Protocol):
+    """The real server behind the front (``server/stdio.py``): a client's lines in, the server's lines out."""
+
+    def start(self) -> None: ...
+
+    def send(self, line: bytes) -> None: ...
+
+    def lines(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
 
 
 class Front:
@@ -157,8 +166,9 @@ class Front:
             self._wire.flush()
 
 
-def main() -> int:
-    """``zm mcp``: serve until the client closes stdin; the exit status."""
+def main(build: Callable[[], Backend]) -> int:
+    """``zm mcp``: serve until the client closes stdin; the exit status. ``build`` makes the server (its
+    imports included: it is called on a thread of its own, once the front is answering)."""
     wire_in, wire_out = _claim_stdio()
     try:
         home = Path(Settings.from_environ().home)
@@ -167,7 +177,7 @@ def main() -> int:
     code = catalogue.fingerprint()
     front = Front(wire_out, catalogue.load(home, code), lambda v, i, t: catalogue.save(home, code, v, i, t))
     built: list[tuple[Backend, threading.Thread]] = []
-    loader = threading.Thread(target=_load, args=(front, built), name="zm-mcp-load", daemon=True)
+    loader = threading.Thread(target=_load, args=(front, build, built), name="zm-mcp-load", daemon=True)
     loader.start()
     for line in wire_in:
         front.receive(line)
@@ -178,12 +188,10 @@ def main() -> int:
     return 0
 
 
-def _load(front: Front, built: list[tuple[Backend, threading.Thread]]) -> None:
+def _load(front: Front, build: Callable[[], Backend], built: list[tuple[Backend, threading.Thread]]) -> None:
     """Build the server (imports included) and attach it; a failure ends the process, said in one line."""
     try:
-        from zero_memory.mcp.stdio_backend import Backend
-
-        backend = Backend.build()
+        backend = build()
     except errors.ZMError as error:
         os._exit(_refused(error))
     except BaseException:

@@ -27,6 +27,7 @@ from zero_memory.hygiene.on_demand import ScanResult
 from zero_memory.hygiene.on_demand import scan_hygiene as scan_service
 from zero_memory.mcp.tooling import ToolArgs, ToolCall, Toolset
 from zero_memory.memory.models import SessionInfo
+from zero_memory.memory.targets import attached_project
 
 toolset = Toolset()
 A = TypeVar("A", bound=BaseModel)
@@ -66,9 +67,7 @@ def _with_session(answer: type[A], result: BaseModel, session: SessionInfo) -> A
 
 def _session(call: ToolCall, session_id: str | None) -> SessionInfo:
     sid = call.session(session_id)
-    with call.app.store.tx() as tx:
-        tx.act_as(call.caller.uid)
-        attached = tx.get_session(call.caller.uid, sid) if sid else None
+    attached = attached_project(call.app.store, call.caller.uid, sid) if sid else None
     return SessionInfo(attached_project=attached, session_id=sid)
 
 

@@ -17,14 +17,18 @@ The defaults and how they were measured: docs/calibration.md.
 
 Every hit returned to a client is recorded as a surfacing, with its session
 and channel; only surfacings of the ``recall`` channel reinforce.
+
+A recall is three steps: gather the candidates and what their rank depends on
+from the store (``_gather``), rank and select them (``rank``, pure), record
+what was served.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
-from concurrent.futures import wait
-from datetime import timedelta
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +38,8 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
-from zero_memory.domain.records import Channel, Visibility
+from zero_memory.domain.records import Channel, Dispute, Visibility
+from zero_memory.embedding.base import embed_queries
 from zero_memory.memory import freshness
 from zero_memory.memory.anchoring import code_changed
 from zero_memory.memory.models import Hit, RecallResult
@@ -89,6 +94,35 @@ def score(base: float, memory: Memory | Brief, age: float, sessions: int, challe
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory recall may return, with everything its rank depends on."""
+
+    brief: Brief
+    similarity: float  # to the query vector; 0 for a memory without one
+    text_score: float  # the share of the query's word weight its text holds
+    sessions: int  # agent sessions recall served it to within the reinforcement window
+    challenged: bool  # an open dispute says it misled an agent
+
+
+def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tuple[float, Brief]]:
+    """The ``limit`` best candidates with their scores, best first; equal scores in id order."""
+    scored = (
+        (
+            score(
+                relevance(c.similarity, c.text_score),
+                c.brief,
+                age_days(c.brief.created_at, now),
+                c.sessions,
+                c.challenged,
+            ),
+            c.brief,
+        )
+        for c in candidates
+    )
+    return sorted(scored, key=lambda pair: (-pair[0], pair[1].id))[:limit]
+
+
 class _TextSide(NamedTuple):
     """What recall takes from full text: the query's plan, and its candidates (briefs the reader may see)
     with their similarity to the query vector (those with a vector) and their text scores."""
@@ -141,7 +175,9 @@ def recall(
         raise errors.validation(f"limit: must be between 1 and {MAX_LIMIT}")
     config = app.settings.hygiene
     now = app.clock()
-    vector = app.embedder.embed([query])[0]
+    # The query is embedded before the transaction: the model's many small numpy steps each wait for the GIL
+    # back behind another thread (measured: 4 ms an embedding beside the search, 1.5 ms alone).
+    vector = embed_queries(app.embedder, [query])[0]
     session_id = session_id or caller.session_id
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
@@ -150,54 +186,8 @@ def recall(
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        search = tx.vector_search(floor=config.recall_similarity, limit=pool, scopes=covered, kinds=kinds or None)
-        if search.in_process:
-            # The clusters' scan (faiss, C++, without the GIL) runs on this thread while another reads the full
-            # text in this transaction (its connection used by one thread at a time): the scan holds the GIL
-            # only to start and to end, so the reads beside it start at once, and it goes on as soon as it
-            # ends. With the scan beside and the reads here they waited for the GIL behind each other
-            # (docs/benchmarks-archive.md, "The graph: recall at 100,000 memories").
-            # The query is embedded before either: the model's many small numpy steps each wait for the GIL
-            # back behind another thread (measured: 4 ms an embedding beside it, 1.5 ms alone).
-            beside = app.beside(lambda: _text_side(tx, vis, query, vector, covered, pool))
-            try:
-                search.propose(vector)
-            finally:
-                wait([beside])  # the reads use this transaction: they do not outlive it, nor overlap it
-            text = beside.result()
-        else:
-            search.propose(vector)
-            text = _text_side(tx, vis, query, vector, covered, pool)
-        neighbours = search.neighbours()
-        similarity = {n.brief.id: n.similarity for n in neighbours}
-        # Ranked on briefs (no source, no history): recall returns what they hold.
-        found = {n.brief.id: n.brief for n in neighbours if n.brief.scope in vis.readable}
-        found.update({i: brief for i, brief in text.briefs.items() if i not in found})
-        candidates = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
-        for m in candidates:
-            if m.id not in similarity and m.id in text.similarity:
-                similarity[m.id] = text.similarity[m.id]
-        ids = [m.id for m in candidates]
-        disputes = tx.open_disputes_for(ids)
-        since = now - timedelta(days=REINFORCEMENT_WINDOW_DAYS)
-        sessions = tx.sessions_served(ids, since=since, channel=Channel.RECALL)
-        challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
-        ranked = sorted(
-            (
-                (
-                    score(
-                        relevance(similarity.get(m.id, 0.0), text.score_of(m)),
-                        m,
-                        age_days(m.created_at, now),
-                        sessions.get(m.id, 0),
-                        m.id in challenged,
-                    ),
-                    m,
-                )
-                for m in candidates
-            ),
-            key=lambda pair: (-pair[0], pair[1].id),
-        )[:limit]
+        candidates, disputes = _gather(tx, vis, query, vector, covered, kinds, pool, config.recall_similarity, now)
+        ranked = rank(candidates, now, limit)
         # Freshness only matters for what is returned.
         reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
         anchored = tx.anchors_of([m.id for _, m in ranked])
@@ -229,3 +219,38 @@ def recall(
     if hits and channel is not None:
         app.telemetry.record(Surfacing(caller.uid, tuple(h.id for h in hits), now, session.session_id, channel))
     return RecallResult(hits=hits, session=session.info)
+
+
+def _gather(
+    tx: Tx,
+    vis: Visibility,
+    query: str,
+    vector: np.ndarray,
+    covered: Collection[str],
+    kinds: list[Kind] | None,
+    pool: int,
+    floor: float,
+    now: datetime,
+) -> tuple[list[Candidate], list[Dispute]]:
+    """The candidates from both sides, with their similarity, text score, use and challenges; and the open
+    disputes about them."""
+    search = tx.vector_search(floor=floor, limit=pool, scopes=covered, kinds=kinds or None)
+    # The full text is read while the index is searched (on SQLite, beside it on another thread).
+    neighbours, text = search.run(vector, lambda: _text_side(tx, vis, query, vector, covered, pool))
+    similarity = {n.brief.id: n.similarity for n in neighbours}
+    # Ranked on briefs (no source, no history): recall returns what they hold.
+    found = {n.brief.id: n.brief for n in neighbours if n.brief.scope in vis.readable}
+    found.update({i: brief for i, brief in text.briefs.items() if i not in found})
+    briefs = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
+    for m in briefs:
+        if m.id not in similarity and m.id in text.similarity:
+            similarity[m.id] = text.similarity[m.id]
+    ids = [m.id for m in briefs]
+    disputes = tx.open_disputes_for(ids)
+    sessions = tx.sessions_served(ids, since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL)
+    challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
+    candidates = [
+        Candidate(m, similarity.get(m.id, 0.0), text.score_of(m), sessions.get(m.id, 0), m.id in challenged)
+        for m in briefs
+    ]
+    return candidates, disputes

@@ -5,8 +5,10 @@ across sessions or projects. Like every automatic retirement it belongs to a
 run: a run of kind ``refine`` is started and finished inside the write's
 transaction, so ``zm hygiene runs``, the dashboard's Runs page and ``zm
 hygiene undo RUN`` see it as they see a hygiene run's, and never half of it.
-An older side that was once restored is never retired again: the pair is
-queued instead.
+An older side that was once restored, or has a pending row, is never retired
+automatically (``transitions.hold``, the guard of every automatic
+retirement): the pair is queued instead. The guard is asked before the run
+is opened, so a refinement that only queues opens no run.
 """
 
 from __future__ import annotations
@@ -39,9 +41,7 @@ def refine_same_session(
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue
-        if old.restored:
-            # Someone brought the older one back after an invalidation: ask, never retire it again.
-            _queue_refinement(tx, old, new, neighbour.similarity, now)
+        if transitions.hold(tx, old, _queued(old, new, neighbour.similarity, now), actor=new.owner, at=now):
             continue
         run = run or _refinement_run(tx, caller, now)
         transitions.retire(
@@ -69,8 +69,8 @@ def _refinement_run(tx: Tx, caller: Caller, now: datetime) -> Run:
     return run
 
 
-def _queue_refinement(tx: Tx, old: Memory, new: Memory, similarity: float, now: datetime) -> None:
-    """A refinement whose older side was restored: a pending ``supersedes`` row (new over old) instead."""
+def _queued(old: Memory, new: Memory, similarity: float, now: datetime) -> transitions.Queued:
+    """A refinement the guard holds back: a pending ``supersedes`` row (new over old) instead."""
     dispute = Dispute(
         id=new_id("dsp"),
         owner=new.owner,
@@ -79,7 +79,11 @@ def _queue_refinement(tx: Tx, old: Memory, new: Memory, similarity: float, now: 
         direction="b_supersedes_a",
         rationale=(
             f"written in the same session as the newer memory (similarity {similarity:.2f}); "
-            "the older one was restored after an invalidation, so it is not retired automatically"
+            + (
+                "the older one was restored after an invalidation, so it is not retired automatically"
+                if old.restored
+                else "the older one has a pending review-queue row, so it is not retired automatically"
+            )
         ),
         origin="refine",
         status=DisputeStatus.PENDING,
@@ -88,4 +92,4 @@ def _queue_refinement(tx: Tx, old: Memory, new: Memory, similarity: float, now: 
         pair_key=pair_key(old.id, new.id),
         created_at=now,
     )
-    transitions.raise_dispute(tx, dispute, actor=new.owner, at=now, payload={"similarity": round(similarity, 4)})
+    return transitions.Queued(dispute, {"similarity": round(similarity, 4)})

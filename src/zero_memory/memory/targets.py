@@ -90,10 +90,15 @@ def settle_hint(
         session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=at)
 
 
-def is_attached(store: Store, uid: str, session_id: str) -> bool:
+def attached_project(store: Store, uid: str, session_id: str) -> str | None:
+    """The project scope a session is attached to, or None."""
     with store.tx() as tx:
         tx.act_as(uid)
-        return tx.get_session(uid, session_id) is not None
+        return tx.get_session(uid, session_id)
+
+
+def is_attached(store: Store, uid: str, session_id: str) -> bool:
+    return attached_project(store, uid, session_id) is not None
 
 
 def attach_workspace(

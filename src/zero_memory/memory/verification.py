@@ -44,7 +44,7 @@ from zero_memory.domain.anchors import (
     Unchanged,
     step_for,
 )
-from zero_memory.domain.memory import InvalidationReason, Memory, Rank
+from zero_memory.domain.memory import InvalidationReason, Memory, Rank, retirable_by_automation
 from zero_memory.domain.records import Dispute, DisputeShape, Run, RunStatus
 from zero_memory.ids import new_id
 from zero_memory.judge.owners import judge_for
@@ -251,8 +251,7 @@ class _Context:
                 not verdict.still_true
                 and verdict.confidence >= self.config.auto_invalidate_confidence
                 and memory.rank == Rank.PROVISIONAL
-                and not memory.restored
-                and not open_rows
+                and retirable_by_automation(memory.restored, bool(open_rows))
             ):
                 self._retire(memory, stored, judged)
                 return

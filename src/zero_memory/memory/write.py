@@ -4,8 +4,8 @@ In order: validation; the content guard on every text field (before anything
 is embedded or stored); the write target; the portability gate; then, under
 the write lock, the provisional yield probe, same-scope dedup absorption,
 declared supersedes, same-session refinement (queued instead when the older
-side was once restored; a retirement is recorded in a run of kind ``refine``,
-like every automatic one); after the commit, the ``similar_existing`` list.
+side was once restored or has a pending row; a retirement is recorded in a
+run of kind ``refine``, like every automatic one); after the commit, the ``similar_existing`` list.
 Every write and every state change writes its audit row.
 """
 

@@ -1,11 +1,21 @@
 """The full-text rule both stores share: which words to look up, and how a text scores.
 
-A query's words are weighted by their BM25 inverse document frequency over the
-whole store. Memories are a sentence or two, where a word rarely occurs twice
-and lengths vary little, so term frequency is taken as one and length is not
-normalised: a text's score is the weight of the query's words it contains, as
-a fraction of the weight of all of them (0 to 1, the same for a memory on any
-store and in any candidate set).
+A query's words and a memory's text are compared by their stems
+(store/stems.py: "deploys" and "deploy" are one word), the stems each store's
+index holds. A query's stems are weighted by their BM25 inverse document
+frequency over the whole store, and a text scores BM25's saturating term
+frequency of the stems it holds, ``tf / (tf + K1 × norm)``, with BM25's length
+normalisation ``norm`` (``B``, against a text of ``TYPICAL_LENGTH`` words). A
+stem the text holds only in other forms than the query's words counts
+``INFLECTION_SHARE`` of its weight. The score is the share of the query's
+weight this comes to (0 to 1, the same for a memory on any store and in any
+candidate set). Query words no memory holds count nothing, but neither may the
+few common words found stand for the whole query: together the words no memory
+holds add to the total what the words found lack of ``ABSENT_FLOOR`` times the
+weight of such a word. The values were measured (docs/calibration.md, "The
+lexical rule"): a small ``K1`` (a repeated word is a tie-breaker), no length
+normalisation (``B`` 0: longer notes were no less relevant), half a weight for
+another form of the word.
 
 Ranking every memory that contains a common word would cost a walk of that
 word's postings, which grows with the store. So the search runs in two stages:
@@ -32,8 +42,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from zero_memory.store.stems import stem
+from zero_memory.store.terms import WORD_RE
+
 POSTINGS_BUDGET = 5_000
 WEIGHT_SCALE = 1_000_000
+K1 = 0.1  # how soon repeats of a word stop adding to its score (0: presence only)
+B = 0.0  # how much a text's length matters (0: not at all, measured best)
+TYPICAL_LENGTH = 16  # words: a text of this length counts a word once at its weight
+ABSENT_FLOOR = 1.0  # the total the words found are topped up to, in weights of a word no memory holds
+INFLECTION_SHARE = 0.5  # what a word counts when the text holds it in another form than the query's
 
 
 def idf(documents: int, count: int) -> float:
@@ -47,43 +65,60 @@ class TextPlan:
 
     weights: Mapping[str, int] = field(default_factory=dict)
     matched: tuple[str, ...] = ()
+    absent: int = 0  # the weight the query's words no memory holds add to the total
+    forms: frozenset[str] = frozenset()  # the query's words as written (lowercase), of which ``weights`` has stems
     total: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "total", sum(self.weights.values()))
+        object.__setattr__(self, "total", sum(self.weights.values()) + self.absent)
+        if not self.forms:
+            object.__setattr__(self, "forms", frozenset(self.weights))
 
     def score(self, text: str) -> float:
-        """The share of the query's weight that ``text`` holds: 0 when none of its words, 1 when all (a word
-        counts where it stands whole, as ``terms.words_of`` splits the text)."""
-        if not self.total:
+        """BM25 of ``text`` for the query's stems, as a share of the query's weight: 0 when it holds none of
+        them, 1 when it holds all of them once at the typical length (capped there)."""
+        if not self.weights:
             return 0.0
-        lowered = text.lower()
-        return sum(weight for word, weight in self.weights.items() if _holds(lowered, word)) / self.total
+        words = WORD_RE.findall(text.lower())
+        found: dict[str, int] = {}
+        exact: set[str] = set()
+        for word in words:
+            root = stem(word)
+            if root in self.weights:
+                found[root] = found.get(root, 0) + 1
+                if word in self.forms:
+                    exact.add(root)
+        if not found:
+            return 0.0
+        norm = K1 * (1.0 - B + B * len(words) / TYPICAL_LENGTH)
+        held = sum(
+            self.weights[root] * tf / (tf + norm) * (1.0 if root in exact else INFLECTION_SHARE)
+            for root, tf in found.items()
+        )
+        return held / self.total
 
 
-def _holds(text: str, word: str) -> bool:
-    """Whether ``word`` stands whole in ``text``: no word character (a letter or digit, ``terms.WORD_RE``)
-    just before or after it. A recall scores a hundred candidates: finding a few known words this way takes
-    a fifth of the time of splitting each text into all of its words."""
-    at = text.find(word)
-    while at >= 0:
-        end = at + len(word)
-        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        at = text.find(word, at + 1)
-    return False
+def plan(
+    words: list[str],
+    documents: int,
+    counts: Mapping[str, int],
+    budget: int | None = None,
+    forms: frozenset[str] | None = None,
+) -> TextPlan:
+    """Weigh the words (stems) found in the store; match the rarest whose postings fit the budget together.
 
-
-def plan(words: list[str], documents: int, counts: Mapping[str, int], budget: int | None = None) -> TextPlan:
-    """Weigh the words found in the store; match the rarest whose postings fit the budget together.
-
-    Words no memory holds are dropped. A query whose rarest word alone exceeds
-    the budget matches nothing: its candidates come from the vector side.
+    Words no memory holds match nothing; together they top the total weight
+    up to at most ``ABSENT_FLOOR`` times the weight of such a word. A query
+    whose rarest word alone exceeds the budget matches nothing: its candidates
+    come from the vector side.
     """
     budget = POSTINGS_BUDGET if budget is None else budget
     found = sorted((w for w in words if counts.get(w, 0) > 0), key=lambda w: (counts[w], w))
     documents = max(documents, max((counts[w] for w in found), default=0))
     weights = {w: max(1, round(idf(documents, counts[w]) * WEIGHT_SCALE)) for w in found}
+    unheld = round(idf(documents, 0) * WEIGHT_SCALE)
+    missing = sum(unheld for w in words if counts.get(w, 0) <= 0)
+    absent = min(missing, max(0, round(ABSENT_FLOOR * unheld) - sum(weights.values())))
     matched: list[str] = []
     spent = 0
     for word in found:
@@ -91,7 +126,7 @@ def plan(words: list[str], documents: int, counts: Mapping[str, int], budget: in
         if spent > budget:
             break
         matched.append(word)
-    return TextPlan(weights, tuple(matched))
+    return TextPlan(weights, tuple(matched), absent, frozenset(words) if forms is None else forms)
 
 
 def rank_postings(postings: Sequence[np.ndarray], weights: Sequence[int]) -> list[int]:

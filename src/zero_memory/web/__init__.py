@@ -1,1 +1,2 @@
-"""The HTTP server: one Starlette app with ``/healthz``, MCP at ``/mcp`` and the dashboard at ``/``."""
+"""The dashboard: its login, pages and forms at ``/`` and below, one Starlette mount (``dashboard.routes``)
+that ``server/app.py`` serves beside MCP."""

@@ -28,7 +28,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from zero_memory.access.caller import Caller
-from zero_memory.access.users import TOKEN_PREFIX, ensure_local_user, verify_token
+from zero_memory.access.users import TOKEN_PREFIX, ensure_local_user, session_holds, verify_token
 from zero_memory.app import App
 
 SESSION_COOKIE = "zm_session"
@@ -114,14 +114,7 @@ def caller_of(app: App, connection: HTTPConnection) -> Caller:
     uid = session_uid(connection)
     if uid is None:
         raise LoginRequired
-    token_id = connection.session.get("token")
-    with app.store.tx() as tx:
-        tx.act_as(uid)
-        gone = tx.get_user(uid) is None
-        if isinstance(token_id, str):
-            row = tx.get_token(token_id)
-            gone = gone or row is None or row[0] != uid
-    if gone:
+    if not session_holds(app.store, uid, connection.session.get("token")):
         log_out(connection)
         raise LoginRequired
     return Caller(uid, client="dashboard", author_kind="human")

@@ -116,7 +116,7 @@ async def home(request: Request) -> Response:
 
 
 def routes(app: App) -> list[BaseRoute]:
-    """The dashboard as one mount at ``/``, for ``create_app(extra_routes=...)``."""
+    """The dashboard as one mount at ``/``, which ``server/app.py`` mounts after its own routes."""
     return [Mount("/", app=build(app), name="dashboard")]
 
 

@@ -12,12 +12,11 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date
 
-from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, Run, RunStatus
 from zero_memory.hygiene.cycle import ON_WRITE
-from zero_memory.hygiene.runs import COUNTS
+from zero_memory.hygiene.runs import COUNTS, run_of, runs_of
 from zero_memory.memory.refine import REFINE
 
 # The runs a write starts: its on-write scan, its same-session refinement. Many and small, folded by day.
@@ -98,10 +97,8 @@ class RunsPage:
 def list_runs(app: App, caller: Caller, *, limit: int = 50, window: int = 1_000) -> RunsPage:
     """A user's newest cycles (at most ``limit``), and their ``window`` newest write-triggered runs grouped by
     day, newest first: each read on its own, so a flood of small write-triggered runs never hides a cycle."""
-    with app.store.tx() as tx:
-        tx.act_as(caller.uid)
-        cycles = tx.list_runs(owner=caller.uid, limit=limit, not_kinds=WRITE_KINDS)
-        written = tx.list_runs(owner=caller.uid, limit=window, kinds=WRITE_KINDS)
+    cycles = runs_of(app, caller.uid, limit=limit, not_kinds=WRITE_KINDS)
+    written = runs_of(app, caller.uid, limit=window, kinds=WRITE_KINDS)
     days: dict[date, list[RunView]] = {}
     for run in written:
         days.setdefault(run.started_at.astimezone(UTC).date(), []).append(RunView(run))
@@ -109,12 +106,7 @@ def list_runs(app: App, caller: Caller, *, limit: int = 50, window: int = 1_000)
 
 
 def run_detail(app: App, caller: Caller, run_id: str) -> RunDetail:
-    with app.store.tx() as tx:
-        tx.act_as(caller.uid)
-        run = tx.get_run(run_id)
-        if run is None or run.owner != caller.uid:
-            raise errors.not_found(f"run {run_id[:80]}")
-        entries = tx.audit_for_run(run.id)
+    run, entries = run_of(app, caller.uid, run_id)
     actions = [e for e in entries if e.action in ACTIONS and e.owner == caller.uid]
     undone = any(e.action == "run.undo" for e in entries)
     return RunDetail(view=RunView(run), actions=actions, undone=undone)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from zero_memory.domain.memory import Brief, Memory
 from zero_memory.store.fulltext import TextPlan
 from zero_memory.store.ports.reader import Reader
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,22 +28,14 @@ class BriefNeighbour:
 
 
 class VectorSearch(Protocol):
-    """``Tx.similar`` in two steps, so that an in-process index can be searched while the transaction is
-    read by another thread (recall's search of the clusters beside its full text)."""
+    """``Tx.similar`` as briefs, made together with other reads of the transaction (recall's full text): a
+    store whose index is searched in this process runs them on another thread while it searches (the
+    threads are the store's business, not the caller's); one that searches in SQL runs them first."""
 
-    # Whether ``propose`` searches an index in this process (worth a second thread beside it); False: it
-    # only keeps the vector, and the search is made in SQL by ``neighbours``.
-    in_process: bool
-
-    def propose(self, vector: np.ndarray) -> None:
-        """Find the candidates of ``vector``. Touches neither the connection nor the transaction, so another
-        thread may read the transaction meanwhile; a store that searches in SQL only keeps the vector here."""
-        ...
-
-    def neighbours(self) -> list[BriefNeighbour]:
-        """What ``similar`` finds for the proposed vector, as briefs: the candidates that pass the filters as
-        the transaction sees them, scored exactly. After ``propose``, with no other thread reading the
-        transaction."""
+    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
+        """What ``similar`` finds for ``vector``, as briefs (the candidates that pass the filters as the
+        transaction sees them, scored exactly), and what ``beside`` returns. ``beside`` may read the
+        transaction, and is the only one to while it runs."""
         ...
 
 

@@ -378,8 +378,6 @@ class BriefSearch:
     transaction's connection, reading only the columns of a brief (a memory's JSON source, read and decoded
     for each of the 68 rows a recall's search returns, is not part of one)."""
 
-    in_process = False
-
     def __init__(
         self,
         tx: PostgresVectors,
@@ -389,18 +387,15 @@ class BriefSearch:
         kinds: Collection[str] | None,
     ) -> None:
         self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
-        self._vector: np.ndarray | None = None
 
-    def propose(self, vector: np.ndarray) -> None:
-        self._vector = vector
-
-    def neighbours(self) -> list[BriefNeighbour]:
-        if self._vector is None:
-            raise RuntimeError("neighbours() before propose()")
+    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
+        # The search is a statement on the transaction's connection, as ``beside``'s reads are: one after
+        # the other.
+        other = beside()
         found = self._tx._nearest(
-            self._vector, BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
+            vector, BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
         )
-        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in found]
+        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in found], other
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,16 +14,18 @@ from zero_memory.domain.memory import Brief
 from zero_memory.store.fulltext import TextPlan, plan
 from zero_memory.store.ports.reader import SYSTEM, Reader
 from zero_memory.store.queries.memories import MemoryQueries
+from zero_memory.store.stems import stem
 from zero_memory.store.terms import terms
 
 
 class TextQueries(MemoryQueries):
     def text_plan(self, query: str) -> TextPlan:
-        words = terms(query)
+        forms = terms(query)
+        words = list(dict.fromkeys(stem(word) for word in forms))
         if not words:
             return TextPlan()
         documents, counts = self._word_counts(words)
-        return plan(words, documents, counts)
+        return plan(words, documents, counts, forms=frozenset(forms))
 
     def text_briefs(
         self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader

@@ -31,6 +31,7 @@ from zero_memory.store.sqlite.term_counts import TermCounts
 from zero_memory.store.sqlite.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
 from zero_memory.store.sqlite.vectors import SQLiteVectors
 from zero_memory.store.sqlite.writers import Writers
+from zero_memory.store.stems import stemmed
 
 BUSY_TIMEOUT_MS = 60_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
@@ -217,6 +218,8 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # The full-text triggers index a memory's stems (migration 0025).
+            conn.create_function("zm_stems", 1, stemmed, deterministic=True)
             self._local.conn = conn
             self._local.depth = 0
             self._local.tx = None

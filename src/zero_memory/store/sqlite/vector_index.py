@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +40,8 @@ from zero_memory.store.sqlite.int8_rows import Int8Rows
 
 __all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
 
+T = TypeVar("T")
+
 log = logging.getLogger(__name__)
 
 ANN_MIN_ROWS = 10_000  # below this many vectors an exact scan is about as fast as the clusters (measured)
@@ -44,6 +49,13 @@ EXACT_FILTER_ROWS = 3_000  # a filter keeping at most this many rows is scanned 
 # Clusters of at least this many rows are built on a thread of its own while searches scan int8 copies of
 # the rows (``store/sqlite/clusters_build.py``): 10,000 vectors take a second, a million one to two minutes.
 BACKGROUND_ROWS = 10_000
+# Up to this many rows a search scans the exact float32 matrix while the first clusters are built, not int8
+# copies of the rows: at 30,000 rows the int8 scan (each chunk converted to float32 first) took 35-230 ms a
+# search beside the build where the float32 product takes a few (docs/benchmarks.md, "Recall while the store
+# grows"). Beyond it, the matrix would be too large to hold beside the clusters being built (200 MB at
+# 100,000 rows; 2 GB at a million).
+MATRIX_ROWS = 120_000
+BESIDE_THREADS = 8  # threads for the reads made beside searches: one for each search served at once
 # Rows scored at a time by a scan of one vector: their float32 copy stays in the cache (measured at 100k
 # int8 rows of 512 dimensions, one BLAS thread: 12-17 ms a scan in chunks of 4,096, 60-66 ms in chunks of
 # 16,384, 19 ms for the product with a float32 matrix of them all).
@@ -110,6 +122,12 @@ class VectorIndex:
         self.read = read
         self.background_rows = background_rows
         self.lock = threading.RLock()
+        # Held for a whole save (taken before ``lock``, never while holding it): the searches wait only
+        # while the clusters are written to the file, not for it to reach the disk.
+        self._save_lock = threading.Lock()
+        self._saver: threading.Thread | None = None
+        self._beside: ThreadPoolExecutor | None = None
+        self._beside_lock = threading.Lock()
         self._build: ClustersBuild | None = None
         self._clear()
 
@@ -156,12 +174,28 @@ class VectorIndex:
         if build is not None:
             build.wait()
 
+    def beside(self, work: Callable[[], T]) -> Future[T]:
+        """Run ``work`` on another thread while the caller searches the index (a search's reads of its
+        transaction): the second core. One thread for each search made at once (a server's worker
+        threads); a search that finds them all busy waits for one."""
+        with self._beside_lock:
+            if self._beside is None:
+                self._beside = ThreadPoolExecutor(max_workers=BESIDE_THREADS, thread_name_prefix="zm-beside")
+            return self._beside.submit(work)
+
     def stop(self) -> None:
-        """Stop a background build and wait for its thread: the store is closing."""
+        """Stop a background build and wait for its threads: the store is closing."""
         with self.lock:
             build, self._build = self._build, None
+            saver, self._saver = self._saver, None
+        with self._beside_lock:
+            beside, self._beside = self._beside, None
         if build is not None:
             build.stop()
+        if saver is not None:
+            saver.join()
+        if beside is not None:
+            beside.shutdown(wait=True)
 
     def reset(self) -> None:
         """Forget everything: the next search rebuilds from a snapshot or the database."""
@@ -197,19 +231,20 @@ class VectorIndex:
             while True:
                 rows = source.changed_rows(self.watermark, PAGE)
                 self._apply(rows)
-                # Catching up a large database keeps int8 copies of the rows as soon as there are enough
-                # for a background build: the exact scan's float32 matrix never holds more than a page
-                # beyond that bound (at 1M memories it would be 2 GB). The clusters are made once every
+                # Catching up a large database keeps int8 copies of the rows as soon as there are too many
+                # for the float32 matrix: it never holds more than a page beyond that bound (at 1M
+                # memories it would be 2 GB). The clusters are made once every
                 # row is read, for the rows there are and trained on a sample of them all.
-                if self._matrix is not None and self.indexed >= max(self.ann_min_rows, self.background_rows):
+                largest = max(self.ann_min_rows, self.background_rows, MATRIX_ROWS)
+                if self._matrix is not None and self.indexed > largest:
                     self._keep_int8()
                 if len(rows) < PAGE:
                     break
             first = self._clusters is None and self._build is None and self.indexed >= max(self.ann_min_rows, 1)
             if first or self._outgrown():
                 self._start_clusters()
-            if self._should_save() and source.can_save():
-                self.save(source)
+            if self._should_save() and self._saver is None and self.read is not None:
+                self._save_beside()
 
     def _outgrown(self) -> bool:
         """Whether the clusters should be trained again for the rows there are now (none being built)."""
@@ -292,16 +327,54 @@ class VectorIndex:
             and self._unsaved >= max(SAVE_MIN_ROWS, self.indexed // 10)
         )
 
+    def _save_beside(self) -> None:
+        """Save a snapshot on a thread of its own, in a read transaction of its own: the search that found
+        enough changes unsaved does not write it (47 ms at 30,000 rows, in that search, before)."""
+        read = self.read
+        assert read is not None
+
+        def run() -> None:
+            try:
+                with read() as source:
+                    self.refresh(source)
+                    self.save(source)
+            except Exception:
+                log.exception("vector index: saving a snapshot failed")
+            finally:
+                with self.lock:
+                    if self._saver is threading.current_thread():
+                        self._saver = None
+
+        self._saver = threading.Thread(target=run, name="zm-index-save", daemon=True)
+        self._saver.start()
+
     def save(self, source: Source, *, at_least: int = 1) -> bool:
-        """Write a snapshot of the clusters if they have ``at_least`` changes not yet saved."""
-        with self.lock:
-            if self.files is None or self._clusters is None or self._unsaved < at_least or self._suspects:
+        """Write a snapshot of the clusters if they have ``at_least`` changes not yet saved.
+
+        Searches wait only while the clusters are written to the file (the page cache), not while it is
+        synced and renamed. A snapshot may hold changes above its watermark: they are caught up again
+        from it when it is loaded, as any change after it is."""
+        with self._save_lock:
+            with self.lock:
+                if self.files is None or self._clusters is None or self._unsaved < at_least or self._suspects:
+                    return False
+                anchor = source.anchor(self.watermark)
+                if anchor is None:
+                    return False
+                watermark, clusters, unsaved = self.watermark, self._clusters, self._unsaved
+
+            def write(path: Path) -> None:
+                with self.lock:
+                    if self._clusters is not clusters or self._suspects or self.watermark < watermark:
+                        raise _Superseded  # rewound or replaced meanwhile: the next save writes them
+                    clusters.save(path)
+
+            try:
+                self.files.write(watermark, anchor[0], anchor[1], write)
+            except _Superseded:
                 return False
-            anchor = source.anchor(self.watermark)
-            if anchor is None:
-                return False
-            self.files.write(self.watermark, anchor[0], anchor[1], self._clusters.save)
-            self._unsaved = 0
+            with self.lock:
+                self._unsaved = max(0, self._unsaved - unsaved)
             return True
 
     # -- applying changes ---------------------------------------------------------------
@@ -372,13 +445,14 @@ class VectorIndex:
 
     def _start_clusters(self) -> None:
         """Leave the exact scan for clusters, or train them again for the rows there are now: built here,
-        or, if large, on a thread; searches go on meanwhile, over the clusters there are, or over int8
-        copies of the rows (a quarter of the float32 matrix, which is dropped)."""
+        or, if large, on a thread; searches go on meanwhile, over the clusters there are, over the exact
+        scan's float32 matrix, or, beyond ``MATRIX_ROWS``, over int8 copies of the rows (a quarter of it)."""
         lists = lists_for(self.indexed)
         if self.read is None or self.indexed < self.background_rows:
             self._build_clusters(lists)
             return
-        self._keep_int8()
+        if self.indexed > MATRIX_ROWS:
+            self._keep_int8()
         sample = self._sample(lists)
         log.info("vector index: building %d clusters in the background; searches go on meanwhile", lists)
         self._build = ClustersBuild(self.read, sample, lists)
@@ -428,7 +502,7 @@ class VectorIndex:
             self._grow(int(keys.max()) + 1)
         self._has[:] = False
         self._has[keys] = True
-        self._clusters, self._int8 = clusters, None
+        self._clusters, self._int8, self._matrix = clusters, None, None
         self.watermark = min(self.watermark, built_at)
         self._masks.clear()
         self._selections.clear()
@@ -743,6 +817,10 @@ def _moved(clusters: Clusters | None, seq: int, vector: np.ndarray) -> bool:
     if len(stored) == 0:
         return True
     return float(stored[0] @ vector) < 0.99 * float(np.linalg.norm(vector))
+
+
+class _Superseded(Exception):
+    """The clusters changed in a way a snapshot begun before cannot hold."""
 
 
 def _gone(seq: int) -> Row:

@@ -8,8 +8,9 @@ float32 vector. The index also reads its catch-up rows through here.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Callable, Collection
+from concurrent.futures import wait
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -17,6 +18,8 @@ from zero_memory.domain.memory import Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
+
+T = TypeVar("T")
 
 CHUNK = 500
 # The sweep's search asks the clusters for 16 hits at first and scans a sixth of the clusters a recall
@@ -276,31 +279,39 @@ class SQLiteVectors:
 
 
 class IndexSearch:
-    """A search of the index, caught up in the transaction: the search (``propose``) reads only the index, in
-    memory, while another thread may read the transaction; the rows it proposes are read and scored in the
-    transaction."""
-
-    in_process = True
+    """A search of the index, caught up in the transaction: the index (in memory) is searched on this thread
+    while ``beside`` reads the transaction on one of the index's; the rows it proposes are then read and
+    scored in the transaction."""
 
     def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
         self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit
-        self._vector: np.ndarray | None = None
-        self._hits: list[tuple[int, float]] = []
 
-    def propose(self, vector: np.ndarray) -> None:
-        self._vector = np.asarray(vector, dtype=np.float32)
-        if self._limit > 0:
-            self._hits = self._tx.index.candidates(
-                self._vector, self._flt, want=_want(self._limit, 0), floor=self._floor
-            )
-
-    def neighbours(self) -> list[BriefNeighbour]:
-        if self._vector is None:
-            raise RuntimeError("neighbours() before propose()")
+    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
         if self._limit <= 0:
-            return []
-        scored = self._tx._verified(self._vector, self._hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
-        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored]
+            return [], beside()
+        vector = np.asarray(vector, dtype=np.float32)
+        index = self._tx.index
+        want = _want(self._limit, 0)
+        if not index.uses_clusters:
+            # The exact scan is one numpy product of well under a millisecond at a few thousand rows: a
+            # thread beside it only made each wait for the GIL behind the other (measured at 1,000
+            # memories: 6.8 ms p50 for the scan with the full text read beside it).
+            other_value = beside()
+            hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
+            scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
+            return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other_value
+        # The clusters' scan (faiss, C++, without the GIL) runs on this thread while ``beside`` reads the
+        # transaction (its connection used by one thread at a time): the scan holds the GIL only to start and
+        # to end, so the reads beside it start at once, and it goes on as soon as it ends. With the scan
+        # beside and the reads here they waited for the GIL behind each other (docs/benchmarks-archive.md,
+        # "The graph: recall at 100,000 memories").
+        other = index.beside(beside)
+        try:
+            hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
+        finally:
+            wait([other])  # the reads use this transaction: they do not outlive it, nor overlap what follows
+        scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
+        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other.result()
 
 
 def _want(limit: int, excluded: int) -> int:

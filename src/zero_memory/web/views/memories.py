@@ -8,13 +8,13 @@ from starlette.responses import Response
 
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.memory.browse import LIFECYCLES, browse
 from zero_memory.memory.lifecycle import forget as forget_memory
 from zero_memory.memory.lifecycle import get_memory, restore_memory
 from zero_memory.memory.lifecycle import reaffirm as reaffirm_memory
 from zero_memory.memory.pins import pin as pin_memory
 from zero_memory.memory.pins import unpin as unpin_memory
 from zero_memory.web import forms
-from zero_memory.web.browse import LIFECYCLES, browse
 from zero_memory.web.rendering import flash, redirect, render
 
 PAGE = 50

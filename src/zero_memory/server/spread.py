@@ -9,7 +9,7 @@ holds more than the least loaded of its siblings passes it on, before reading a
 byte of it: the descriptor itself goes to that sibling over a Unix datagram
 socket (``SCM_RIGHTS``), and the sibling serves it as if it had accepted it.
 Nothing the client sees changes; MCP sessions still reach their worker
-(``web/affinity.py``), since a session belongs to the worker that opened it,
+(``affinity.py``), since a session belongs to the worker that opened it,
 whichever connection carries its requests.
 
 The counts live in memory the workers share (``Ledger``), and each cell is

@@ -5,7 +5,7 @@ per worker (in a directory only its user can enter), starts each worker with
 both, and starts a worker again when one dies. Each worker is a whole server
 with its own store connections, model and vector index; what they share is
 the database, as separate ``zm serve`` processes do (docs/deployment.md).
-``web/affinity.py`` keeps every MCP session on its worker.
+``affinity.py`` keeps every MCP session on its worker.
 
 One Python process runs Python on one core at a time; a second worker pays
 when the machine has a second core the first cannot use (docs/benchmarks-archive.md).
@@ -29,8 +29,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from zero_memory.web.affinity import Siblings
-from zero_memory.web.spread import Ledger, Spread
+from zero_memory.server.affinity import Siblings
+from zero_memory.server.spread import Ledger, Spread
 
 STOP_S = 15
 QUICK_DEATH_S = 10
@@ -97,7 +97,7 @@ def run_workers(count: int, listeners: list[socket.socket], target: WorkerTarget
     folder = Path(tempfile.mkdtemp(prefix="zm-serve-"))  # mode 0700: only this user reaches the workers
     paths = tuple(str(folder / f"w{index}.sock") for index in range(count))
     private = _bound_unix(paths, socket.SOCK_STREAM)
-    # Connections handed from one worker to another (web/spread.py) wait in sockets this process holds, so
+    # Connections handed from one worker to another (spread.py) wait in sockets this process holds, so
     # that a worker started again after a death still gets those sent to it.
     inbox_paths = tuple(str(folder / f"w{index}.in") for index in range(count))
     inboxes = _bound_unix(inbox_paths, socket.SOCK_DGRAM)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from zero_memory.web.workers import listening_sockets
+from zero_memory.server.workers import listening_sockets
 
 linux = pytest.mark.skipif(sys.platform != "linux", reason="the kernel spreads connections over sockets on Linux")
 

@@ -1,5 +1,6 @@
-"""The stdio server behind ``stdio_front``: the app, the MCP server and the capture worker, built in the
-background and spoken to over two pipes, one line a message, as over the process's own stdin and stdout."""
+"""``zm mcp``'s server, behind ``mcp/stdio_front.py``: the app, the MCP server and the background services
+of a stdio process (``services.STDIO``), built in the background and spoken to over two pipes, one line a
+message, as over the process's own stdin and stdout."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -14,10 +16,10 @@ from mcp.server.stdio import stdio_server
 from zero_memory.access.users import ensure_local_user
 from zero_memory.app import App
 from zero_memory.bootstrap import build_app
-from zero_memory.capture.worker import CaptureWorker
 from zero_memory.ids import new_id
 from zero_memory.mcp.identity import Identity, stdio_workspace
 from zero_memory.mcp.server import ZMServer, build_server
+from zero_memory.server.services import STDIO, running
 from zero_memory.settings import Settings
 
 
@@ -27,7 +29,7 @@ class Backend:
     def __init__(self, app: App, server: ZMServer) -> None:
         self.app = app
         self.server = server
-        self.worker = CaptureWorker(app)
+        self._services = ExitStack()
         server_in, self._to_server = os.pipe()
         self._from_server, server_out = os.pipe()
         self._thread = threading.Thread(target=self._serve, args=(server_in, server_out), name="zm-mcp-stdio")
@@ -49,7 +51,7 @@ class Backend:
             raise
 
     def start(self) -> None:
-        self.worker.start()
+        self._services.enter_context(running(self.app, STDIO))
         self._thread.start()
 
     def send(self, line: bytes) -> None:
@@ -65,7 +67,7 @@ class Backend:
         """End of input: the server finishes what it has, then its output ends; then the app closes."""
         os.close(self._to_server)
         self._thread.join()
-        self.worker.stop()
+        self._services.close()
         self.app.close()
 
     def _serve(self, server_in: int, server_out: int) -> None:

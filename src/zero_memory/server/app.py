@@ -1,11 +1,12 @@
-"""The Starlette app ``zm serve`` runs: ``/healthz``, MCP at ``/mcp``, OAuth, and room for the dashboard.
+"""The Starlette app ``zm serve`` runs: ``/healthz``, MCP at ``/mcp``, ``zm verify``'s API, OAuth, and the
+dashboard at ``/``, with the background services its process runs (``services.py``).
 
 ``/mcp`` is the MCP SDK's streamable HTTP transport behind the bearer-token
 middleware; ``/healthz`` needs no token. With a ``public_url`` the OAuth
 authorization server is on: its metadata and endpoints sit at the root
-(``mcp/oauth.py``) and its consent step is a dashboard page. The dashboard's
-routes (``/`` and below) come in through ``extra_routes`` and bring their
-own login; nothing here protects them.
+(``mcp/oauth.py``) and its consent step is a dashboard page. The dashboard
+(``web/``, ``/`` and below) is mounted last and brings its own login; nothing
+here protects it.
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ from starlette.routing import BaseRoute, Route
 
 from zero_memory import __version__, errors
 from zero_memory.app import App
-from zero_memory.capture.worker import CaptureWorker
-from zero_memory.hygiene import runs
-from zero_memory.hygiene.scheduler import Scheduler
 from zero_memory.mcp import oauth
 from zero_memory.mcp.http import BearerAuth, transport_security
 from zero_memory.mcp.identity import Identity
 from zero_memory.mcp.oauth import Endpoints, Provider
 from zero_memory.mcp.server import build_server
-from zero_memory.web import verify_api
+from zero_memory.server import verify_api
+from zero_memory.server.services import HTTP, Services, running
+from zero_memory.web import dashboard as web_dashboard
 
 MCP_PATH = "/mcp"
 
@@ -42,20 +42,21 @@ def create_app(
     *,
     host: str = "127.0.0.1",
     allowed_hosts: Sequence[str] = (),
-    extra_routes: Sequence[BaseRoute] = (),
     public_url: str | None = None,
-    background: bool = True,
+    services: Services = HTTP,
+    dashboard: bool = True,
 ) -> Starlette:
     """The whole HTTP server for one ``App``.
 
     ``host`` is the address the server binds (it decides the Host check, see
     ``mcp.http.transport_security``); ``allowed_hosts`` are further Host names
-    to accept (``ZM_ALLOWED_HOSTS``); ``extra_routes`` are mounted after
-    ``/healthz`` and ``/mcp`` — the dashboard's place. ``public_url`` is the
-    origin clients reach the server at (``ZM_PUBLIC_URL``, else the bound
-    loopback address); without one OAuth stays off and bearer tokens are the
-    only way in. ``background`` runs the scheduler (when configured) and the
-    capture retries: one process of several may do it for all.
+    to accept (``ZM_ALLOWED_HOSTS``). ``public_url`` is the origin clients
+    reach the server at (``ZM_PUBLIC_URL``, else the bound loopback address);
+    without one OAuth stays off and bearer tokens are the only way in.
+    ``services`` are the background services this process runs while it
+    serves: one process of several runs the scheduler and the capture retries
+    for all. ``dashboard`` mounts the dashboard at ``/`` (a benchmark of MCP
+    alone leaves it out).
     """
     server = build_server(app, Identity())
     mcp_app = server.streamable_http_app(
@@ -65,27 +66,10 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        runs.interrupt_orphans(app)
-        scheduler = None
-        if background and app.settings.scan_interval_hours:
-            scheduler = Scheduler(app, app.settings.scan_interval_hours)
-            scheduler.start()
-        # Retries of extractions that failed, and chunks a stopped process left behind.
-        worker = CaptureWorker(app) if background else None
-        if worker is not None:
-            worker.start()
-        # Usage events and surfacings go in batches while the server runs, the last at shutdown.
-        app.telemetry.start()
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
-        try:
+        with running(app, services):
             async with server.session_manager.run():
                 yield
-        finally:
-            app.telemetry.stop()
-            if worker is not None:
-                worker.stop()
-            if scheduler is not None:
-                scheduler.stop()
 
     endpoints = Endpoints(public_url, MCP_PATH) if public_url else None
     routes: list[BaseRoute] = [
@@ -96,7 +80,8 @@ def create_app(
     if endpoints is not None:
         provider = Provider(app.store, app.settings.oauth, _secret(app), endpoints, app.clock)
         routes.extend(oauth.routes(provider))
-    routes.extend(extra_routes)
+    if dashboard:
+        routes.extend(web_dashboard.routes(app))
     return Starlette(routes=routes, lifespan=lifespan)
 
 

@@ -1,4 +1,4 @@
-"""Connections spread over the workers of ``zm serve --workers N``: the ledger and the hand-over (web/spread.py)."""
+"""Connections spread over the workers of ``zm serve --workers N``: the ledger and the hand-over (server/spread.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from zero_memory.web.spread import Ledger, Spread
+from zero_memory.server.spread import Ledger, Spread
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 ``zm serve --workers N`` runs N processes that accept connections on one
 port; each connection is served by one of them (the kernel picks, and a
 process holding more connections than another hands new ones over:
-``web/spread.py``). A client on the handshake protocol opens its MCP
+``spread.py``). A client on the handshake protocol opens its MCP
 session on one process and sends the session's ``mcp-session-id`` with
 every later request, perhaps over another connection, which another process
 serves. So each process tags the session ids it issues with its number (``w1.<id>``) and

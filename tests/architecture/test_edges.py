@@ -1,0 +1,50 @@
+"""The edges reach the store through services: the CLI, the dashboard and the MCP tools import no store module.
+
+Declared once in pyproject.toml (the "Edges reach the store through services"
+contract) with its named exceptions (the auth edge, ``zm db``), and checked by
+import-linter. A copy of the package with a store import planted in one module
+of each edge shows the contract catching every one, while the exceptions stay
+allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports
+
+CONTRACT = "Edges reach the store through services"
+
+# One planted store import per edge: a command group, a dashboard view, an MCP tool module.
+PLANTED = {
+    "zero_memory.cli.projects": "zero_memory.store",
+    "zero_memory.web.views.memories": "zero_memory.store.base",
+    "zero_memory.mcp.tools_hygiene": "zero_memory.store.base",
+}
+
+# The auth edge reads tokens before there is a caller: it hands the store to the access functions that do.
+AUTH_EDGE = ("zero_memory.mcp.http", "zero_memory.mcp.oauth")
+
+
+def test_the_contract_is_kept_with_the_auth_edge_as_its_exception() -> None:
+    for module in AUTH_EDGE:
+        source = (ROOT / "src" / Path(*module.split("."))).with_suffix(".py").read_text(encoding="utf-8")
+        assert "from zero_memory.store" in source, module  # the exception is used, not just declared
+    result = lint_imports()
+    assert f"{CONTRACT} KEPT" in result.stdout, result.stdout + result.stderr
+
+
+def test_a_store_import_in_any_edge_breaks_the_contract(tmp_path: Path) -> None:
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, forbidden in PLANTED.items():
+        path = (copy / Path(*module.split("."))).with_suffix(".py")
+        path.write_text(path.read_text(encoding="utf-8") + f"\nimport {forbidden}  # planted\n", encoding="utf-8")
+    broken = lint_imports({**os.environ, "PYTHONPATH": str(copy)})
+    assert broken.returncode != 0
+    assert f"{CONTRACT} BROKEN" in broken.stdout
+    assert "Layers KEPT" in broken.stdout  # only this contract catches these: the store is below every edge
+    for module, forbidden in PLANTED.items():
+        assert f"{module} -> {forbidden}" in broken.stdout, (module, broken.stdout)

@@ -1,0 +1,45 @@
+"""The background services each kind of server process runs, started together and stopped in reverse."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from zero_memory.app import App
+from zero_memory.server.services import HTTP, HTTP_SIBLING, STDIO, Services, running
+
+
+def threads() -> set[str]:
+    return {thread.name for thread in threading.enumerate()}
+
+
+@pytest.mark.parametrize(
+    ("services", "expected"),
+    [
+        (HTTP, {"zm-scheduler", "zm-capture", "zm-telemetry"}),
+        (HTTP_SIBLING, {"zm-telemetry"}),
+        (STDIO, {"zm-capture"}),
+        (Services(), set()),
+    ],
+    ids=["zm serve", "a sibling worker", "zm mcp", "nothing"],
+)
+def test_each_process_runs_the_services_it_chose(
+    make_app: Callable[..., App], services: Services, expected: set[str]
+) -> None:
+    app = make_app({"ZM_HYGIENE_SCAN_INTERVAL_HOURS": "24"})
+    before = threads()
+    with running(app, services):
+        assert threads() - before == expected
+        assert app.telemetry.buffering == services.telemetry
+    assert not app.telemetry.buffering
+    assert not threads() & expected
+
+
+def test_the_scheduler_runs_only_when_an_interval_is_set(make_app: Callable[..., App]) -> None:
+    app = make_app()
+    assert not app.settings.scan_interval_hours
+    before = threads()
+    with running(app, HTTP):
+        assert threads() - before == {"zm-capture", "zm-telemetry"}
