@@ -17,6 +17,7 @@ What a briefing serves is recorded as surfacings on their own channel,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from zero_memory import errors
@@ -29,7 +30,7 @@ from zero_memory.memory.briefing_text import BRIEFING_SHARES, TRIAGE_POINTER, cu
 from zero_memory.memory.context_models import Briefing, BriefingItem, BriefingSection, PendingReviews
 from zero_memory.memory.recall import MAX_LIMIT
 from zero_memory.memory.recall import recall as recall_service
-from zero_memory.memory.targets import hint_pending, read_set, session_state, settle_hint
+from zero_memory.memory.targets import SessionState, hint_pending, read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.settings import MIN_BRIEFING_CHARS
 from zero_memory.store.ports.review import DisputeQuery
@@ -69,9 +70,46 @@ def build_context(
         # The project created and the session attached first (once a session), so that the briefing reads
         # the project as the hint settles it; every later briefing of the session takes no write lock.
         settle_hint(app.store, caller.uid, session_id, project_hint, auto_create=auto_create, at=now)
+    facts = _gather(app, caller, session_id, project_hint, topic=topic, limit=limit, at=now)
+    briefing = select(facts, now, topic=topic, limit=limit, budget=budget)
+    served = [item.id for name in BRIEFING_SHARES for item in getattr(briefing, name).items]
+    if served:
+        app.telemetry.record(Surfacing(caller.uid, tuple(served), now, facts.session.session_id, Channel.BRIEFING))
+    return briefing
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a briefing is chosen from, as read from the store (and from recall, for a topic)."""
+
+    session: SessionState
+    project: str | None
+    pinned: list[Memory]
+    conventions: list[Memory]
+    loops: list[Memory]
+    decisions: list[Memory]  # the topicless pool: the project's decisions and gotchas, newest first
+    relevant: list[Memory] | None  # recall's hits for the topic, best first, the rules and loops left out
+    usage: Mapping[str, int]
+    pending: int
+    drifted: list[Memory]
+
+
+def _gather(
+    app: App,
+    caller: Caller,
+    session_id: str | None,
+    project_hint: str | None,
+    *,
+    topic: str | None,
+    limit: int,
+    at: datetime,
+) -> Facts:
+    """Read what the briefing chooses from, in one read transaction (and one recall when there is a topic)."""
     with app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
-        session, hinted = session_state(tx, vis, session_id, project_hint, auto_create=auto_create, at=now, dry=True)
+        session, hinted = session_state(
+            tx, vis, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=at, dry=True
+        )
         covered = read_set(tx, vis, None, hinted, session)
         project = next((s for s in (hinted, session.attached) if s is not None and s in covered), None)
         pinned = tx.pinned_in(covered)
@@ -85,15 +123,14 @@ def build_context(
             )
         )
         usage = tx.surfacings_of(
-            [m.id for m in (*conventions, *decisions)], since=now - timedelta(days=USAGE_WINDOW_DAYS)
+            [m.id for m in (*conventions, *decisions)], since=at - timedelta(days=USAGE_WINDOW_DAYS)
         )
         pending = tx.count_disputes(DisputeQuery(scopes=vis.readable))
         drifted_ids = tx.drifted_in(covered, limit=POOL)
         drifted = [m for m in tx.get_memories(drifted_ids, vis).values() if m.live]
-    rules = [*pinned, *sorted(conventions, key=lambda m: (-usage.get(m.id, 0), -m.created_at.timestamp(), m.id))]
-    rules = _unique(rules)
-    shown = {m.id for m in rules} | {m.id for m in loops}
+    relevant = None
     if topic:
+        shown = {m.id for m in (*pinned, *conventions, *loops)}
         hits = recall_service(
             app, caller, topic, scopes_arg=sorted(covered), limit=min(MAX_LIMIT, limit + len(shown)), channel=None
         ).hits
@@ -102,27 +139,36 @@ def build_context(
             tx.act_as(caller.uid)
             by_id = tx.get_memories(found, vis)
         relevant = [by_id[i] for i in found if i in by_id]
+    return Facts(session, project, pinned, conventions, loops, decisions, relevant, usage, pending, drifted)
+
+
+def select(facts: Facts, now: datetime, *, topic: str | None, limit: int, budget: int) -> Briefing:
+    """The briefing chosen from ``facts`` (pure): the rules pinned first then most used, the open loops, the
+    relevant memories (recall's for a topic, else the most used and most recent decisions), the memories whose
+    code changed, each section cut to its share of ``budget``."""
+    usage = facts.usage
+    ordered = sorted(facts.conventions, key=lambda m: (-usage.get(m.id, 0), -m.created_at.timestamp(), m.id))
+    rules = _unique([*facts.pinned, *ordered])
+    shown = {m.id for m in rules} | {m.id for m in facts.loops}
+    if facts.relevant is not None:
+        relevant = [m for m in facts.relevant if m.id not in shown][:limit]
     else:
-        relevant = _used_and_recent([m for m in decisions if m.id not in shown], usage)[:limit]
-    pinned_ids = {m.id for m in pinned}
+        relevant = _used_and_recent([m for m in facts.decisions if m.id not in shown], dict(usage))[:limit]
+    pinned_ids = {m.id for m in facts.pinned}
     candidates = {
         "rules": [_item(m, now, pinned=m.id in pinned_ids) for m in rules],
-        "open_loops": [_item(m, now, loop=True) for m in loops],
+        "open_loops": [_item(m, now, loop=True) for m in facts.loops],
         "memories": [_item(m, now) for m in relevant],
-        "code_changed": [_item(m, now) for m in sorted(drifted, key=lambda m: (m.created_at, m.id))],
+        "code_changed": [_item(m, now) for m in sorted(facts.drifted, key=lambda m: (m.created_at, m.id))],
     }
     fixed = {
-        "project": project,
+        "project": facts.project,
         "topic": topic,
-        "pending_reviews": PendingReviews(count=pending, pointer=TRIAGE_POINTER if pending else None),
+        "pending_reviews": PendingReviews(count=facts.pending, pointer=TRIAGE_POINTER if facts.pending else None),
         "budget_chars": budget,
-        "session": session.info,
+        "session": facts.session.info,
     }
-    briefing = _fitted(candidates, budget, fixed)
-    served = [i.id for name in candidates for i in getattr(briefing, name).items]
-    if served:
-        app.telemetry.record(Surfacing(caller.uid, tuple(served), now, session.session_id, Channel.BRIEFING))
-    return briefing
+    return _fitted(candidates, budget, fixed)
 
 
 def _fitted(candidates: Mapping[str, list[BriefingItem]], budget: int, fixed: Mapping[str, object]) -> Briefing:
