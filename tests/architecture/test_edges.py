@@ -10,6 +10,7 @@ allowed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -48,3 +49,17 @@ def test_a_store_import_in_any_edge_breaks_the_contract(tmp_path: Path) -> None:
     assert "Layers KEPT" in broken.stdout  # only this contract catches these: the store is below every edge
     for module, forbidden in PLANTED.items():
         assert f"{module} -> {forbidden}" in broken.stdout, (module, broken.stdout)
+
+
+def test_no_edge_opens_a_store_transaction() -> None:
+    """Beyond imports: no module of an edge calls ``.tx(`` or ``system_tx(`` on a store it was handed."""
+    opening = re.compile(r"\.tx\(|\bsystem_tx\(")
+    edges = [ROOT / "src" / PACKAGE / edge for edge in ("cli", "web", "mcp", "server")]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for edge in edges
+        for path in sorted(edge.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if opening.search(line)
+    ]
+    assert found == []

@@ -18,10 +18,10 @@ from zero_memory.domain.records import Channel
 from zero_memory.hygiene import retention
 from zero_memory.hygiene.reexamine import candidates
 from zero_memory.hygiene.scheduler import run_tick
+from zero_memory.insights import insights_for
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.write import remember
 from zero_memory.store import system_tx
-from zero_memory.web.insights import insights_for
 
 NOW = datetime(2026, 6, 30, 12, 0, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from zero_memory.insights import Column, Insights, Share
 from zero_memory.web import charts
-from zero_memory.web.insights import Column, Insights, Share
 
 SVG = "{http://www.w3.org/2000/svg}"
 

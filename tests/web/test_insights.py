@@ -7,11 +7,11 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from tests.web.helpers import Seeder, unique
+from zero_memory import insights
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.records import AuditEntry, CaptureChunk, ChunkStatus, Run, RunStatus
-from zero_memory.web import insights
-from zero_memory.web.insights import Column
+from zero_memory.insights import Column
 
 START = date(2025, 3, 1)
 

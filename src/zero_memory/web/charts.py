@@ -16,7 +16,7 @@ from html import escape
 
 from markupsafe import Markup
 
-from zero_memory.web.insights import AUTO_VERDICTS, CAPTURE_OUTCOMES, DISMISSAL_KINDS, QUEUE_VERDICTS, Column, Insights
+from zero_memory.insights import AUTO_VERDICTS, CAPTURE_OUTCOMES, DISMISSAL_KINDS, QUEUE_VERDICTS, Column, Insights
 
 PALETTE = {
     "duplicate": "#5b8db8",

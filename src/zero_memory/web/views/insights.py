@@ -7,8 +7,8 @@ from starlette.responses import Response
 
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.insights import insights_for
 from zero_memory.web.charts import insight_charts
-from zero_memory.web.insights import insights_for
 from zero_memory.web.rendering import render
 
 

@@ -11,8 +11,8 @@ from zero_memory.app import App
 from zero_memory.conflicts.models import Resolution
 from zero_memory.conflicts.queue import get_conflict, list_conflicts
 from zero_memory.conflicts.resolve import resolve_conflict
+from zero_memory.insights import QUEUE_VERDICTS
 from zero_memory.web import forms
-from zero_memory.web.insights import QUEUE_VERDICTS
 from zero_memory.web.rendering import flash, local_path, redirect, render
 
 PAGE = 20
