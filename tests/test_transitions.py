@@ -20,6 +20,7 @@ from tests.memory.helpers import write
 from zero_memory import transitions
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.domain.anchors import AnchorRecord, AnchorState, Origin
 from zero_memory.domain.memory import InvalidationReason, Memory
 from zero_memory.domain.records import (
     AuditEntry,
@@ -258,6 +259,54 @@ def dismiss_proposal(tx: Tx, w: World) -> object:
     return None
 
 
+def _anchor(w: World, path: str) -> AnchorRecord:
+    return AnchorRecord(w.subject.id, path, None, Origin.EXPLICIT, AnchorState.VERIFIED, "r", "c1", "h1", w.at)
+
+
+def anchored(tx: Tx, w: World) -> None:
+    tx.set_anchors(w.subject.id, [_anchor(w, "src/a.py")], w.at)
+
+
+def challenge(tx: Tx, w: World) -> object:
+    assert w.row is not None
+    transitions.challenge(tx, w.subject, w.row.id, actor=AGENT, at=w.at, payload={"reason": "?", "session": "s"})
+    return None
+
+
+def reaffirm(tx: Tx, w: World) -> object:
+    transitions.reaffirm(tx, w.subject, actor=PERSON, at=w.at, payload={"stale_days": 3})
+    return None
+
+
+def absorbed(tx: Tx, w: World) -> object:
+    transitions.remember_existing(tx, w.subject, "absorbed", actor=AGENT, at=w.at, payload={"rank": 1})
+    return None
+
+
+def follow_anchor(tx: Tx, w: World) -> object:
+    before = tx.anchors_of([w.subject.id])[w.subject.id][0]
+    return transitions.follow_anchor(
+        tx, before, replace(before, path="src/b.py"), owner="alice", actor=PERSON, action="anchor.move", at=w.at,
+        payload={"from": "src/a.py"}, run_id=None,
+    )  # fmt: skip
+
+
+def accept_anchors(tx: Tx, w: World) -> object:
+    kept = [_anchor(w, "src/b.py")]
+    transitions.accept_anchors(tx, w.subject.id, kept, [{"anchor": "src/a.py"}], owner="alice", actor=PERSON, at=w.at)
+    return None
+
+
+def examine(tx: Tx, w: World) -> object:
+    transitions.examine(tx, w.subject, owner="alice", model="fake", at=w.at, run_id=w.run.id, payload={"pairs": 1})
+    return None
+
+
+def cap_stop(tx: Tx, w: World) -> object:
+    transitions.cap_stop(tx, w.subject, owner="alice", at=w.at, run_id=w.run.id, payload={"cap": 1})
+    return None
+
+
 # --- the table ---------------------------------------------------------------------------------------------
 
 
@@ -312,6 +361,13 @@ ROWS = [
     Row("propose portability", live, "automatic", proposed, "live", ("portability.propose",)),
     Row("approve a proposal", proposed, "person", approve, "live", ("move", "portability.approve")),
     Row("dismiss a proposal", proposed, "person", dismiss_proposal, "live", ("portability.dismiss",)),
+    Row("challenge a disputed memory", disputed, "agent", challenge, "live", ("challenge",), pending=1),
+    Row("reaffirm", live, "person", reaffirm, "live", ("reaffirm",)),
+    Row("a write absorbed", live, "agent", absorbed, "live", ("remember.absorbed",)),
+    Row("an anchor follows its code", anchored, "person", follow_anchor, "live", ("anchor.move",), True),
+    Row("anchors accepted", anchored, "person", accept_anchors, "live", ("anchor.accept",)),
+    Row("re-examined", run_started, "automatic", examine, "live", ("rescan.examine",)),
+    Row("re-examination capped", run_started, "automatic", cap_stop, "live", ("rescan.cap_stop",)),
 ]  # fmt: skip
 
 

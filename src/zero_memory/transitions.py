@@ -20,6 +20,11 @@ and its audit row are written once.
 | ``undo_links`` (the links a run added, as its undo ends) | nothing: the undo's audit row names the run |
 | ``propose_portability`` (a pending proposal, or a closed candidacy) | dismissing the proposal |
 | ``settle_portability`` (approve: ``move`` to core; or dismiss) | ``move`` back |
+| ``challenge`` (one session's signal on the row it raised or joined) | settling the row |
+| ``reaffirm`` (a core fact's freshness budget starts again) | nothing: its budget runs down again |
+| ``follow_anchor``, ``accept_anchors`` (an anchor re-pointed at the code) | ``zm hygiene undo`` puts it back |
+| ``examine``, ``cap_stop`` (a subject the re-examination saw whole, or stopped at) | nothing: a stamp |
+| ``remember_existing`` (a write absorbed by, or yielding to, a memory) | nothing: no state changed |
 
 The guard: automation never retires a restored or disputed memory
 (``domain.memory.retirable_by_automation``). Every automatic retirement goes
@@ -38,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from zero_memory.domain.anchors import AnchorRecord
 from zero_memory.domain.memory import InvalidationReason, Memory, Status, retirable_by_automation
 from zero_memory.domain.records import Dispute, DisputeStatus, Link, PortabilityCandidate, Run, RunStatus
 from zero_memory.ids import new_id
@@ -481,5 +487,136 @@ def settle_portability(
         memory_ids=[memory.id],
         payload={"candidate_id": candidate.id},
         run_id=None,
+        at=at,
+    )
+
+
+CHALLENGE = "challenge"  # the audit action of one session's challenge
+REAFFIRM = "reaffirm"  # the audit action of a person vouching for a core fact
+
+
+def challenge(
+    tx: Tx, memory: Memory, dispute_id: str, *, actor: str, at: datetime, payload: Mapping[str, object]
+) -> None:
+    """One session's challenge of a memory, recorded on the row it raised or joined (``dispute_id``)."""
+    tx.add_audit(
+        actor=actor,
+        action=CHALLENGE,
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload={**payload, "dispute_id": dispute_id},
+        run_id=None,
+        at=at,
+    )
+
+
+def reaffirm(tx: Tx, memory: Memory, *, actor: str, at: datetime, payload: Mapping[str, object]) -> None:
+    """A person vouches that a core fact or reference still holds: its freshness budget starts again at ``at``."""
+    tx.add_audit(
+        actor=actor,
+        action=REAFFIRM,
+        owner=memory.owner,
+        memory_ids=[memory.id],
+        payload=dict(payload),
+        run_id=None,
+        at=at,
+    )
+
+
+def remember_existing(
+    tx: Tx, kept: Memory, status: str, *, actor: str, at: datetime, payload: Mapping[str, object]
+) -> None:
+    """A write that stored nothing new: ``status`` is ``absorbed`` (``kept`` says it already) or ``yielded``
+    (``kept`` outranks it); the audit row on the memory kept is the whole step."""
+    tx.add_audit(
+        actor=actor,
+        action=f"remember.{status}",
+        owner=actor,
+        memory_ids=[kept.id],
+        payload=dict(payload),
+        run_id=None,
+        at=at,
+    )
+
+
+def follow_anchor(
+    tx: Tx,
+    before: AnchorRecord,
+    after: AnchorRecord,
+    *,
+    owner: str,
+    actor: str,
+    action: str,
+    at: datetime,
+    payload: Mapping[str, object],
+    run_id: str | None,
+) -> bool:
+    """Re-point an anchor at where its code is now, with an audit row that keeps where it was (``payload``);
+    False (and no row) when the anchor is gone meanwhile."""
+    if not tx.update_anchor(before, after):
+        return False
+    tx.add_audit(
+        actor=actor,
+        action=action,
+        owner=owner,
+        memory_ids=[before.memory_id],
+        payload=dict(payload),
+        run_id=run_id,
+        at=at,
+    )
+    return True
+
+
+def accept_anchors(
+    tx: Tx,
+    memory_id: str,
+    kept: Sequence[AnchorRecord],
+    before: Sequence[Mapping[str, object]],
+    *,
+    owner: str,
+    actor: str,
+    at: datetime,
+) -> None:
+    """A person upheld a memory over its ``outdated`` row: its anchors become ``kept`` (re-anchored, the gone
+    ones let go), with one ``anchor.accept`` audit row keeping what each was ``before``."""
+    tx.set_anchors(memory_id, kept, at)
+    tx.add_audit(
+        actor=actor,
+        action="anchor.accept",
+        owner=owner,
+        memory_ids=[memory_id],
+        payload={"anchors": [dict(b) for b in before]},
+        run_id=None,
+        at=at,
+    )
+
+
+def examine(
+    tx: Tx, subject: Memory, *, owner: str, model: str, at: datetime, run_id: str | None, payload: Mapping[str, object]
+) -> None:
+    """Stamp a subject the re-examination's model has seen whole, with its ``rescan.examine`` audit row."""
+    tx.add_guard(subject.id, model, "complete", at)
+    tx.add_audit(
+        actor="hygiene.rescan",
+        action="rescan.examine",
+        owner=owner,
+        memory_ids=[subject.id],
+        payload={"model": model, **payload},
+        run_id=run_id,
+        at=at,
+    )
+
+
+def cap_stop(
+    tx: Tx, subject: Memory, *, owner: str, at: datetime, run_id: str | None, payload: Mapping[str, object]
+) -> None:
+    """The re-examination stopped at its cap on ``subject``: the audit row says so (the subject stays unstamped)."""
+    tx.add_audit(
+        actor="hygiene.rescan",
+        action="rescan.cap_stop",
+        owner=owner,
+        memory_ids=[subject.id],
+        payload=dict(payload),
+        run_id=run_id,
         at=at,
     )

@@ -71,12 +71,11 @@ def challenge(
 
 def _signal(tx: Tx, caller: Caller, memory: Memory, dispute_id: str, reason: str, session: str, at: datetime) -> None:
     """One session's challenge, recorded on the row it raised or joined."""
-    tx.add_audit(
+    transitions.challenge(
+        tx,
+        memory,
+        dispute_id,
         actor=caller.uid,
-        action=misled.CHALLENGE,
-        owner=memory.owner,
-        memory_ids=[memory.id],
-        payload={"reason": reason, "client": caller.client, "session": session, "dispute_id": dispute_id},
-        run_id=None,
         at=at,
+        payload={"reason": reason, "client": caller.client, "session": session},
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from zero_memory import transitions
 from zero_memory.app import App
 from zero_memory.domain.memory import Memory
 from zero_memory.hygiene.candidates import neighbours
@@ -77,23 +78,8 @@ def record(
     now = app.clock()
     with system_tx(app.store, "hygiene", write=True) as tx:
         if finished:
-            tx.add_guard(subject.id, model, "complete", now)
-            tx.add_audit(
-                actor="hygiene.rescan",
-                action="rescan.examine",
-                owner=owner,
-                memory_ids=[subject.id],
-                payload={"model": model, "pairs": pairs},
-                run_id=run_id,
-                at=now,
-            )
+            transitions.examine(tx, subject, owner=owner, model=model, at=now, run_id=run_id, payload={"pairs": pairs})
         if capped:
-            tx.add_audit(
-                actor="hygiene.rescan",
-                action="rescan.cap_stop",
-                owner=owner,
-                memory_ids=[subject.id],
-                payload={"cap": cap, "subject_finished": finished},
-                run_id=run_id,
-                at=now,
+            transitions.cap_stop(
+                tx, subject, owner=owner, at=now, run_id=run_id, payload={"cap": cap, "subject_finished": finished}
             )

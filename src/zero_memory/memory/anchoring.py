@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from zero_memory import errors
+from zero_memory import errors, transitions
 from zero_memory.access.projects import looks_like_path, normalize_path
 from zero_memory.domain.anchors import (
     MAX_ANCHORS,
@@ -145,16 +145,7 @@ def accept_current(tx: Tx, memory_id: str, *, actor: str, owner: str, at: dateti
             changed.append(record.anchor.label)
         kept.append(record)
     if changed:
-        tx.set_anchors(memory_id, kept, at)
-        tx.add_audit(
-            actor=actor,
-            action="anchor.accept",
-            owner=owner,
-            memory_ids=[memory_id],
-            payload={"anchors": before},
-            run_id=None,
-            at=at,
-        )
+        transitions.accept_anchors(tx, memory_id, kept, before, owner=owner, actor=actor, at=at)
     return changed
 
 

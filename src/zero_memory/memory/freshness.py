@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from zero_memory import transitions
 from zero_memory.domain import scopes
 from zero_memory.domain.memory import FRESHNESS_BUDGET_DAYS, Brief, Memory, age_days, stale_days
 from zero_memory.store.base import Tx
 
-REAFFIRM = "reaffirm"
+REAFFIRM = transitions.REAFFIRM
 
 
 def has_budget(memory: Memory) -> bool:

@@ -210,14 +210,8 @@ def reaffirm(app: App, caller: Caller, memory_id: str) -> ReaffirmResult:
                 f"id: {memory.id} has no freshness budget to restart (only a core fact or reference has one)"
             )
         before = freshness.stale_days_of(memory, now, freshness.affirmed(tx, [memory], now).get(memory.id))
-        tx.add_audit(
-            actor=caller.uid,
-            action=freshness.REAFFIRM,
-            owner=memory.owner,
-            memory_ids=[memory.id],
-            payload={"stale_days": before, "client": caller.client},
-            run_id=None,
-            at=now,
+        transitions.reaffirm(
+            tx, memory, actor=caller.uid, at=now, payload={"stale_days": before, "client": caller.client}
         )
     return ReaffirmResult(id=memory.id, stale_days_before=before, reaffirmed_at=to_text(now))
 

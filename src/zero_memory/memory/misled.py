@@ -20,11 +20,12 @@ from collections.abc import Collection, Iterator
 from datetime import datetime
 from itertools import takewhile
 
+from zero_memory import transitions
 from zero_memory.domain.memory import AuthorKind
 from zero_memory.domain.records import AuditEntry
 from zero_memory.store.base import Tx
 
-CHALLENGE = "challenge"  # the audit action of one session's signal
+CHALLENGE = transitions.CHALLENGE  # the audit action of one session's signal
 CHALLENGED = "challenged"  # the verdict of the row a challenge raises
 SUSPECT = "stale_suspect"  # the verdict of a row about a memory that misled enough sessions
 DOUBTS = (CHALLENGED, SUSPECT)  # a memory has at most one open row of these: later challenges join it

@@ -222,16 +222,17 @@ class _Context:
     ) -> None:
         """The anchor follows the code to its place now, with an audit row that keeps where it was."""
         moved = self._verified(stored, to.path, to.symbol, to.content_hash)
-        if self.tx.update_anchor(stored, moved):
-            self.tx.add_audit(
-                actor=self.caller.uid,
-                action=action,
-                owner=memory.owner,
-                memory_ids=[stored.memory_id],
-                payload={**anchoring.moved_payload(stored, moved), "new_commit": self.target, **why},
-                run_id=self.run_for(memory.owner, "reanchored"),
-                at=self.now,
-            )
+        transitions.follow_anchor(
+            self.tx,
+            stored,
+            moved,
+            owner=memory.owner,
+            actor=self.caller.uid,
+            action=action,
+            at=self.now,
+            payload={**anchoring.moved_payload(stored, moved), "new_commit": self.target, **why},
+            run_id=self.run_for(memory.owner, "reanchored"),
+        )
 
     def _raise(self, memory: Memory, stored: AnchorRecord, outcome: Outcome, verdict: Verdict | None) -> None:
         tx, now, result = self.tx, self.now, self.result

@@ -198,14 +198,13 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         existing = _yield_or_absorb(tx, incoming, vector, config.provisional_yield_similarity, config.dedup_similarity)
         if existing is not None:
             status, kept = existing
-            tx.add_audit(
+            transitions.remember_existing(
+                tx,
+                kept,
+                status,
                 actor=caller.uid,
-                action=f"remember.{status}",
-                owner=caller.uid,
-                memory_ids=[kept.id],
-                payload={"scope": scope, "kind": req.kind.value, "rank": int(rank)},
-                run_id=None,
                 at=now,
+                payload={"scope": scope, "kind": req.kind.value, "rank": int(rank)},
             )
             superseded, skipped = _declared_links(tx, vis, caller, kept, req.links, now)
             return RememberResult(
@@ -218,12 +217,14 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
                 session=session.info,
             )
 
-        tx.insert_memory(incoming, vector, app.embedder.model_id)
-        tx.add_audit(
+        transitions.create(
+            tx,
+            incoming,
+            vector,
+            app.embedder.model_id,
             actor=caller.uid,
             action="remember",
-            owner=caller.uid,
-            memory_ids=[incoming.id],
+            at=now,
             payload={
                 "scope": scope,
                 "kind": req.kind.value,
@@ -233,8 +234,6 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
                 "declared": [link.dst for link in req.links],
                 "anchors": [f"{r.origin.value}:{r.anchor.label}" for r in located],
             },
-            run_id=None,
-            at=now,
         )
         if located:
             tx.set_anchors(incoming.id, located, now)
