@@ -9,12 +9,10 @@ allowed.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 
-from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports
+from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports, lint_planted
 
 CONTRACT = "Edges reach the store through services"
 
@@ -38,12 +36,7 @@ def test_the_contract_is_kept_with_the_auth_edge_as_its_exception() -> None:
 
 
 def test_a_store_import_in_any_edge_breaks_the_contract(tmp_path: Path) -> None:
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    for module, forbidden in PLANTED.items():
-        path = (copy / Path(*module.split("."))).with_suffix(".py")
-        path.write_text(path.read_text(encoding="utf-8") + f"\nimport {forbidden}  # planted\n", encoding="utf-8")
-    broken = lint_imports({**os.environ, "PYTHONPATH": str(copy)})
+    broken = lint_planted(tmp_path, PLANTED)
     assert broken.returncode != 0
     assert f"{CONTRACT} BROKEN" in broken.stdout
     assert "Layers KEPT" in broken.stdout  # only this contract catches these: the store is below every edge

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import grimp
@@ -76,6 +77,17 @@ def lint_imports(env: dict[str, str] | None = None) -> subprocess.CompletedProce
         text=True,
         timeout=120,
     )
+
+
+def lint_planted(tmp_path: Path, planted: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """import-linter over a copy of the package with ``import X  # planted`` appended to each named module
+    (a dotted module name -> the module it imports)."""
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, forbidden in planted.items():
+        path = (copy / Path(*module.split("."))).with_suffix(".py")
+        path.write_text(path.read_text(encoding="utf-8") + f"\nimport {forbidden}  # planted\n", encoding="utf-8")
+    return lint_imports({**os.environ, "PYTHONPATH": str(copy)})
 
 
 def test_the_import_graph_has_no_cycle() -> None:

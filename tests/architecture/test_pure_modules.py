@@ -9,13 +9,11 @@ module (it used to load seventeen, the test fake among them).
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports
+from tests.architecture.test_imports import ROOT, lint_imports, lint_planted
 
 PURE = (
     "zero_memory.hygiene.decide",
@@ -43,12 +41,7 @@ def test_the_pure_modules_exist_and_the_contract_is_kept() -> None:
 
 
 def test_a_forbidden_import_in_any_pure_module_breaks_the_contract(tmp_path: Path) -> None:
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    for module, forbidden in PLANTED.items():
-        path = (copy / Path(*module.split("."))).with_suffix(".py")
-        path.write_text(path.read_text(encoding="utf-8") + f"\nimport {forbidden}  # planted\n", encoding="utf-8")
-    broken = lint_imports({**os.environ, "PYTHONPATH": str(copy)})
+    broken = lint_planted(tmp_path, PLANTED)
     assert broken.returncode != 0
     assert "Pure decisions BROKEN" in broken.stdout
     assert "Layers KEPT" in broken.stdout  # only the new contract catches these

@@ -8,11 +8,9 @@ contract catching every one.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports
+from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports, lint_planted
 
 # A planted import per rule: the dashboard reaching MCP, MCP reaching the dashboard, each reaching the server.
 PLANTED = {
@@ -31,12 +29,7 @@ def test_the_server_package_exists_above_the_dashboard_and_mcp() -> None:
 
 
 def test_the_dashboard_and_mcp_reaching_each_other_or_the_server_break_the_layers(tmp_path: Path) -> None:
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    for module, forbidden in PLANTED.items():
-        path = (copy / Path(*module.split("."))).with_suffix(".py")
-        path.write_text(path.read_text(encoding="utf-8") + f"\nimport {forbidden}  # planted\n", encoding="utf-8")
-    broken = lint_imports({**os.environ, "PYTHONPATH": str(copy)})
+    broken = lint_planted(tmp_path, PLANTED)
     assert broken.returncode != 0
     assert "Layers BROKEN" in broken.stdout
     for module, forbidden in PLANTED.items():

@@ -9,11 +9,9 @@ the shared SQL. A domain type may not reach the store at all (the layers).
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-from tests.architecture.test_imports import PACKAGE, ROOT, lint_imports
+from tests.architecture.test_imports import PACKAGE, lint_imports, lint_planted
 
 # module (path under the package) -> the import planted in it
 PLANTED = {
@@ -30,15 +28,13 @@ def test_the_store_contract_is_kept() -> None:
 
 
 def test_an_import_across_the_store_s_roles_breaks_a_contract(tmp_path: Path) -> None:
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / PACKAGE, copy / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    for path, planted in PLANTED.items():
-        module = copy / PACKAGE / path
-        module.write_text(module.read_text(encoding="utf-8") + f"\nimport {planted}  # planted\n", encoding="utf-8")
-    broken = lint_imports({**os.environ, "PYTHONPATH": str(copy)})
+    broken = lint_planted(tmp_path, {_module(path): planted for path, planted in PLANTED.items()})
     assert broken.returncode != 0
     assert "Store by role BROKEN" in broken.stdout
     assert "Layers BROKEN" in broken.stdout  # the domain type reaching the store
     for path, planted in PLANTED.items():
-        module = f"{PACKAGE}.{path.removesuffix('.py').replace('/', '.')}"
-        assert f"{module} -> {planted}" in broken.stdout, (module, broken.stdout)
+        assert f"{_module(path)} -> {planted}" in broken.stdout, (path, broken.stdout)
+
+
+def _module(path: str) -> str:
+    return f"{PACKAGE}.{path.removesuffix('.py').replace('/', '.')}"
