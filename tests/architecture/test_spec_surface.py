@@ -1,6 +1,6 @@
 """docs/spec is the contract users read as the interface: every CLI command, MCP tool (each of its parameters
 and answer fields), prompt, resource and ``ZM_`` variable the code has must be named there, and nothing may be
-named there that the code lacks.
+named there that the code lacks; every error code and second prefix is in tools.md.
 
 The code side comes from the code: the Typer command tree, what the MCP server lists, and the ``ZM_`` names
 the package's source spells as whole strings. The docs side follows the spec's own conventions:
@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from zero_memory import errors
 from zero_memory.bootstrap import build_app
 from zero_memory.cli.main import cli
 from zero_memory.embedding.hashing import HashingEmbedder
@@ -146,6 +147,13 @@ def test_every_mcp_tool_parameter_and_answer_field_is_in_the_spec(tmp_path: Path
         assert {argument.name for argument in prompt.arguments or []} <= signature
     for template in templates:
         assert f"Resource `{template.uri_template}`" in text
+
+
+def test_every_error_code_and_second_prefix_is_in_the_spec() -> None:
+    text = (SPEC / "tools.md").read_text()
+    subcodes = [value for name, value in vars(errors).items() if name.isupper() and isinstance(value, str)]
+    assert "already_resolved" in subcodes  # the scan sees the second prefixes
+    assert [code for code in [*errors.Code, *subcodes] if not re.search(rf"\b{code}:", text)] == []
 
 
 # --- configuration -----------------------------------------------------------------------------------------
