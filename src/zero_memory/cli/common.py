@@ -27,8 +27,18 @@ from zero_memory.settings import Settings
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _Console(Console):
+    """Rich's console, except that what goes to a pipe or a file is never wrapped: a line a script reads (a
+    path, a configuration snippet, a memory's text) stays one line. Rich would wrap it at the width of no
+    terminal: COLUMNS if set when the console was made, else 80. On a terminal, Rich wraps to its width."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        super().print(*objects, soft_wrap=not self.is_terminal if soft_wrap is None else soft_wrap, **options)
+
+
+console = _Console()
+err_console = _Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
 
