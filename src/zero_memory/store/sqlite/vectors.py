@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from zero_memory.domain.memory import Memory
+from zero_memory.domain.memory import Brief, Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
-from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
+from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.sqlite.recall_rows import RecallRows, passes, vector_of
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 T = TypeVar("T")
@@ -30,7 +31,7 @@ SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores
 
 
-class SQLiteVectors:
+class SQLiteVectors(RecallRows):
     """Mixed into ``SQLiteTx``: ``conn``, ``index`` and ``read_only`` come from it."""
 
     conn: Any
@@ -222,21 +223,27 @@ class SQLiteVectors:
         seqs = [seq for seq, _ in hits if seq in rows and rows[seq][id_at] not in excluded]
         if not seqs:
             return []
-        matrix = np.frombuffer(b"".join(rows[seq][1] for seq in seqs), dtype=np.float32)
-        # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
-        # differently by where they sit in the matrix (measured: most products of a few identical 16- to
-        # 512-dimension rows), so equal memories came out unequal and not in id order.
-        similarities = np.einsum("ij,j->i", matrix.reshape(len(seqs), self.dim), np.asarray(vector, dtype=np.float32))
-        above = similarities >= floor
-        scored = [
-            (similarity, rows[seq][id_at], seq)
-            for similarity, seq, kept in zip(similarities.tolist(), seqs, above.tolist(), strict=True)
-            if kept
-        ]
-        # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
-        # decimals, since BLAS may round two identical rows of one product differently in the last bit.
-        scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
-        return [(dict(zip(names, rows[seq], strict=True)), similarity) for similarity, _, seq in scored[:limit]]
+        vectors = [np.frombuffer(rows[seq][1], dtype=np.float32) for seq in seqs]
+        scored = _scored(vector, vectors, [rows[seq][id_at] for seq in seqs], floor, self.dim)
+        return [(dict(zip(names, rows[seqs[at]], strict=True)), similarity) for similarity, _, at in scored[:limit]]
+
+    def verified_briefs(
+        self, vector: np.ndarray, hits: list[tuple[int, float]], flt: Filter, floor: float, limit: int
+    ) -> list[BriefNeighbour]:
+        """``_verified`` as briefs, the rows read through the row cache (``store/sqlite/recall_rows.py``)
+        and filtered as ``_filter_sql`` does."""
+        rows = self.cached_rows([seq for seq, _ in hits])
+        kept: list[tuple[Brief, np.ndarray]] = []
+        for seq, _ in hits:
+            row = rows.get(seq)
+            if row is not None and passes(row, flt.scopes, flt.kinds, flt.owner):
+                found = vector_of(row, self.dim)
+                if found is not None:
+                    kept.append((row.brief, found))
+        if not kept:
+            return []
+        scored = _scored(vector, [v for _, v in kept], [b.id for b, _ in kept], floor, self.dim)
+        return [BriefNeighbour(kept[at][0], similarity) for similarity, _, at in scored[:limit]]
 
     def _passing(self, seqs: set[int], flt: Filter, columns: str) -> tuple[list[str], dict[int, tuple[Any, ...]]]:
         """The column names, and the rows (seq, vector, ``columns``) of the candidates that pass the filter
@@ -278,6 +285,27 @@ class SQLiteVectors:
         return " AND ".join(where), params
 
 
+def _scored(
+    vector: np.ndarray, vectors: list[np.ndarray], ids: list[str], floor: float, dim: int
+) -> list[tuple[float, str, int]]:
+    """(similarity, id, position) of the rows at or above the floor, best first, equal ones in id order."""
+    matrix = np.concatenate(vectors).reshape(len(vectors), dim)
+    # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
+    # differently by where they sit in the matrix (measured: most products of a few identical 16- to
+    # 512-dimension rows), so equal memories came out unequal and not in id order.
+    similarities = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
+    above = similarities >= floor
+    scored = [
+        (similarity, ids[at], at)
+        for at, (similarity, kept) in enumerate(zip(similarities.tolist(), above.tolist(), strict=True))
+        if kept
+    ]
+    # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
+    # decimals, since BLAS may round two identical rows of one product differently in the last bit.
+    scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
+    return scored
+
+
 class IndexSearch:
     """A search of the index, caught up in the transaction: the index (in memory) is searched on this thread
     while ``beside`` reads the transaction on one of the index's; the rows it proposes are then read and
@@ -298,8 +326,7 @@ class IndexSearch:
             # memories: 6.8 ms p50 for the scan with the full text read beside it).
             other_value = beside()
             hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
-            scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
-            return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other_value
+            return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other_value
         # The clusters' scan (faiss, C++, without the GIL) runs on this thread while ``beside`` reads the
         # transaction (its connection used by one thread at a time): the scan holds the GIL only to start and
         # to end, so the reads beside it start at once, and it goes on as soon as it ends. With the scan
@@ -310,8 +337,7 @@ class IndexSearch:
             hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
         finally:
             wait([other])  # the reads use this transaction: they do not outlive it, nor overlap what follows
-        scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
-        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other.result()
+        return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other.result()
 
 
 def _want(limit: int, excluded: int) -> int:
