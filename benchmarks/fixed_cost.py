@@ -18,8 +18,9 @@ on that directory:
 Each reader makes one untimed pass over the queries (its p50 is printed as
 ``first``: nothing of the queries seen before, the store just opened), then the
 readers take turns, ``--rounds`` rounds of a slice of the queries each, so
-that they meet the same load. Prints each one's recall p50 / p95 and its p50
-as a multiple of the exact scan's; then, for ``this`` (and ``other``), the
+that they meet the same load. Prints each one's recall p50 / p95, its p50
+as a multiple of the exact scan's and the median CPU time of a call (all of
+the process's threads: steadier than wall time on a shared machine); then, for ``this`` (and ``other``), the
 median of each stage over one more pass (``benchmarks/stages.py``: ``rest``
 is what no stage holds, the transaction, fusion, building the answer) and
 the load average. Every reader runs with ``--blas-threads`` BLAS threads, as
@@ -122,9 +123,9 @@ def reader(home: Path, config: str, count: int) -> None:
         texts = _TEXTS if command == "first" else _TEXTS[int(rest[0]) : int(rest[1])]
         ms = []
         for text in texts:
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             one(text)
-            ms.append((time.perf_counter() - began) * 1000)
+            ms.append(((time.perf_counter() - began) * 1000, (time.process_time() - cpu) * 1000))
         print(json.dumps(ms), flush=True)
     app.close()
 
@@ -163,7 +164,7 @@ def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads
         configs["other"] = other
     readers = {name: _Reader(home, name, count, src, blas_threads) for name, src in configs.items()}
     first = {name: r.ask("first") for name, r in readers.items()}
-    ms: dict[str, list[float]] = {name: [] for name in readers}
+    ms: dict[str, list[list[float]]] = {name: [] for name in readers}
     step = max(1, count // rounds)
     for start in range(0, count, step):
         for name, r in readers.items():
@@ -171,12 +172,14 @@ def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads
     stages = {name: r.ask("stages") for name, r in readers.items() if name != "exact"}
     for r in readers.values():
         r.close()
-    exact = statistics.median(ms["exact"])
-    for name, values in ms.items():
+    exact = statistics.median(wall for wall, _ in ms["exact"])
+    for name, rows in ms.items():
+        values = [wall for wall, _ in rows]
         p50 = statistics.median(values)
         print(
             f"  {name:5} p50 {p50:6.2f} p95 {percentile(values, 95):6.2f} ms ({p50 / exact:.2f}× exact) "
-            f"| first pass p50 {statistics.median(first[name]):.2f} ms",
+            f"| CPU p50 {statistics.median(cpu for _, cpu in rows):.2f} ms "
+            f"| first pass p50 {statistics.median(wall for wall, _ in first[name]):.2f} ms",
             flush=True,
         )
     for name, summary in stages.items():
