@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-import numpy as np
-
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row, marks
 from zero_memory.store.sqlite.row_cache import Cached, RowCache
 
@@ -69,12 +67,12 @@ class RecallRows:
         return [row[0] for row in cursor.fetchall()]
 
 
-def vector_of(row: Cached, dim: int) -> np.ndarray | None:
-    """A row's vector if it has one of ``dim`` dimensions (read-only: it shares the cached bytes)."""
+def vector_bytes(row: Cached, dim: int) -> bytes | None:
+    """A row's vector (its float32 bytes) if it has one of ``dim`` dimensions."""
     blob = row.embedding
     if blob is None or row.embedding_dim != dim or len(blob) != 4 * dim:
         return None
-    return np.frombuffer(blob, dtype=np.float32)
+    return blob
 
 
 def passes(row: Cached, scopes: Collection[str] | None, kinds: Collection[str] | None, owner: str | None) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from zero_memory.domain.memory import Brief, Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
-from zero_memory.store.sqlite.recall_rows import RecallRows, passes, vector_of
+from zero_memory.store.sqlite.recall_rows import RecallRows, passes, vector_bytes
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 T = TypeVar("T")
@@ -223,8 +223,7 @@ class SQLiteVectors(RecallRows):
         seqs = [seq for seq, _ in hits if seq in rows and rows[seq][id_at] not in excluded]
         if not seqs:
             return []
-        vectors = [np.frombuffer(rows[seq][1], dtype=np.float32) for seq in seqs]
-        scored = _scored(vector, vectors, [rows[seq][id_at] for seq in seqs], floor, self.dim)
+        scored = _scored(vector, [rows[seq][1] for seq in seqs], [rows[seq][id_at] for seq in seqs], floor, self.dim)
         return [(dict(zip(names, rows[seqs[at]], strict=True)), similarity) for similarity, _, at in scored[:limit]]
 
     def verified_briefs(
@@ -233,17 +232,19 @@ class SQLiteVectors(RecallRows):
         """``_verified`` as briefs, the rows read through the row cache (``store/sqlite/recall_rows.py``)
         and filtered as ``_filter_sql`` does."""
         rows = self.cached_rows([seq for seq, _ in hits])
-        kept: list[tuple[Brief, np.ndarray]] = []
+        briefs: list[Brief] = []
+        blobs: list[bytes] = []
         for seq, _ in hits:
             row = rows.get(seq)
             if row is not None and passes(row, flt.scopes, flt.kinds, flt.owner):
-                found = vector_of(row, self.dim)
-                if found is not None:
-                    kept.append((row.brief, found))
-        if not kept:
+                blob = vector_bytes(row, self.dim)
+                if blob is not None:
+                    briefs.append(row.brief)
+                    blobs.append(blob)
+        if not briefs:
             return []
-        scored = _scored(vector, [v for _, v in kept], [b.id for b, _ in kept], floor, self.dim)
-        return [BriefNeighbour(kept[at][0], similarity) for similarity, _, at in scored[:limit]]
+        scored = _scored(vector, blobs, [brief.id for brief in briefs], floor, self.dim)
+        return [BriefNeighbour(briefs[at], similarity) for similarity, _, at in scored[:limit]]
 
     def _passing(self, seqs: set[int], flt: Filter, columns: str) -> tuple[list[str], dict[int, tuple[Any, ...]]]:
         """The column names, and the rows (seq, vector, ``columns``) of the candidates that pass the filter
@@ -286,10 +287,11 @@ class SQLiteVectors(RecallRows):
 
 
 def _scored(
-    vector: np.ndarray, vectors: list[np.ndarray], ids: list[str], floor: float, dim: int
+    vector: np.ndarray, blobs: list[bytes], ids: list[str], floor: float, dim: int
 ) -> list[tuple[float, str, int]]:
-    """(similarity, id, position) of the rows at or above the floor, best first, equal ones in id order."""
-    matrix = np.concatenate(vectors).reshape(len(vectors), dim)
+    """(similarity, id, position) of the rows (their float32 vectors' bytes) at or above the floor, best first,
+    equal ones in id order."""
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
     # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
     # differently by where they sit in the matrix (measured: most products of a few identical 16- to
     # 512-dimension rows), so equal memories came out unequal and not in id order.
