@@ -29,6 +29,9 @@ CHUNK = 500
 # again, wider.
 SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores
+# From this many indexed rows recall reads its full text on another thread while the clusters are scanned
+# (measured at 100,000 memories, docs/benchmarks-archive.md, "The graph"); below, one after the other.
+BESIDE_MIN_ROWS = 100_000
 
 
 class SQLiteVectors(RecallRows):
@@ -310,8 +313,8 @@ def _scored(
 
 class IndexSearch:
     """A search of the index, caught up in the transaction: the index (in memory) is searched on this thread
-    while ``beside`` reads the transaction on one of the index's; the rows it proposes are then read and
-    scored in the transaction."""
+    after ``beside`` reads the transaction or, in a large index, while it reads it on one of the index's
+    threads; the rows it proposes are then read and scored in the transaction."""
 
     def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
         self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit
@@ -322,10 +325,13 @@ class IndexSearch:
         vector = np.asarray(vector, dtype=np.float32)
         index = self._tx.index
         want = _want(self._limit, 0)
-        if not index.uses_clusters:
+        if not index.uses_clusters or index.indexed < BESIDE_MIN_ROWS:
             # The exact scan is one numpy product of well under a millisecond at a few thousand rows: a
             # thread beside it only made each wait for the GIL behind the other (measured at 1,000
-            # memories: 6.8 ms p50 for the scan with the full text read beside it).
+            # memories: 6.8 ms p50 for the scan with the full text read beside it). Up to 50,000 rows the
+            # clusters' scan too: with the full text's postings and rows kept in memory it is mostly Python,
+            # and both waited for the GIL (fixed_cost.py side by side, load 7: 10,000 memories 10.3 ms p50
+            # one after the other, 11.5 ms beside; 50,000: 16.3 against 20.4 ms).
             other_value = beside()
             hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
             return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other_value
