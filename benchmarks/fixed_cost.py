@@ -16,15 +16,17 @@ on that directory:
   reads: the floor the target "recall p50 ≤ 1.2× an exact scan" is set against.
 
 Each reader makes one untimed pass over the queries (its p50 is printed as
-``first``: nothing of the queries seen before, the store just opened), then the
-readers take turns, ``--rounds`` rounds of a slice of the queries each, so
-that they meet the same load. Prints each one's recall p50 / p95, its p50
-as a multiple of the exact scan's and the median CPU time of a call (all of
-the process's threads: steadier than wall time on a shared machine); then, for ``this`` (and ``other``), the
-median of each stage over one more pass (``benchmarks/stages.py``: ``rest``
-is what no stage holds, the transaction, fusion, building the answer) and
-the load average. Every reader runs with ``--blas-threads`` BLAS threads, as
-``zm serve`` does (one). Recall runs with ``channel=None``: nothing is written.
+``first pass``: nothing of the queries seen before, the store just opened),
+then the readers take turns, ``--rounds`` rounds of a slice of the queries
+each, so that they meet the same load. Prints each one's recall p50 / p95,
+its p50 as a multiple of the exact scan's, the median CPU time of a call (all
+of the process's threads: steadier than wall time on a shared machine) and
+its peak RSS (what it keeps in memory); then, for ``this`` (and ``other``),
+the median of each stage over one more pass (``benchmarks/stages.py``:
+``rest`` is what no stage holds: the transaction, fusion, building the
+answer) and the load average. Every reader runs with ``--blas-threads`` BLAS
+threads, as ``zm serve`` does (one). Recall runs with ``channel=None``:
+nothing is written.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import queries
-from scale import OWNER, import_phase, load, open_app, percentile
+from scale import OWNER, import_phase, load, open_app, peak_rss_mb, percentile
 
 TOP = 10
 
@@ -120,6 +122,9 @@ def reader(home: Path, config: str, count: int) -> None:
         if command == "stages":
             print(json.dumps(staged()), flush=True)
             continue
+        if command == "rss":
+            print(json.dumps(peak_rss_mb()), flush=True)
+            continue
         texts = _TEXTS if command == "first" else _TEXTS[int(rest[0]) : int(rest[1])]
         ms = []
         for text in texts:
@@ -170,6 +175,7 @@ def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads
         for name, r in readers.items():
             ms[name] += r.ask(f"round {start} {start + step}")
     stages = {name: r.ask("stages") for name, r in readers.items() if name != "exact"}
+    rss = {name: r.ask("rss") for name, r in readers.items()}
     for r in readers.values():
         r.close()
     exact = statistics.median(wall for wall, _ in ms["exact"])
@@ -179,7 +185,7 @@ def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads
         print(
             f"  {name:5} p50 {p50:6.2f} p95 {percentile(values, 95):6.2f} ms ({p50 / exact:.2f}× exact) "
             f"| CPU p50 {statistics.median(cpu for _, cpu in rows):.2f} ms "
-            f"| first pass p50 {statistics.median(wall for wall, _ in first[name]):.2f} ms",
+            f"| first pass p50 {statistics.median(wall for wall, _ in first[name]):.2f} ms | peak RSS {rss[name]} MB",
             flush=True,
         )
     for name, summary in stages.items():
