@@ -20,7 +20,9 @@ Each reader makes one untimed pass over the queries (its p50 is printed as
 then the readers take turns, ``--rounds`` rounds of a slice of the queries
 each, so that they meet the same load. Prints each one's recall p50 / p95,
 its p50 as a multiple of the exact scan's, the median CPU time of a call (all
-of the process's threads: steadier than wall time on a shared machine) and
+of the process's threads: steadier than wall time on a shared machine), the
+p50 of the same calls with the query's vector made beforehand, timed in
+rounds of their own (``without the embedding``: the fixed cost itself), and
 its peak RSS (what it keeps in memory); then, for ``this`` (and ``other``),
 the median of each stage over one more pass (``benchmarks/stages.py``:
 ``rest`` is what no stage holds: the transaction, fusion, building the
@@ -61,10 +63,14 @@ def _recaller(home: Path) -> tuple[Callable[[str], Any], Any, Callable[[], dict[
     from stages import Stages
 
     from zero_memory.access.caller import Caller
+    from zero_memory.memory import recall as recall_module
     from zero_memory.memory.recall import recall
 
     app = open_app(home)
     caller = Caller(OWNER, client="benchmark")
+    embed = recall_module.embed_queries
+    # In the rounds without the embedding, the query's vector comes from ``_VECTORS`` (made beforehand).
+    recall_module.embed_queries = lambda embedder, texts: _VECTORS[texts[0]] if _VECTORS else embed(embedder, texts)
 
     def one(text: str) -> Any:
         return recall(app, caller, text, limit=TOP, channel=None)
@@ -98,7 +104,7 @@ def _exact_scan(home: Path) -> tuple[Callable[[str], Any], Any, Callable[[], dic
     matrix = np.frombuffer(b"".join(row["embedding"] for row in rows), dtype=np.float32).reshape(len(rows), -1)
 
     def one(text: str) -> list[str]:
-        vector = embed_queries(app.embedder, [text])[0]
+        vector = (_VECTORS[text] if _VECTORS else embed_queries(app.embedder, [text]))[0]
         sims = matrix @ vector
         top = np.argpartition(-sims, TOP)[:TOP]
         return [ids[i] for i in top[np.argsort(-sims[top])]]
@@ -107,25 +113,33 @@ def _exact_scan(home: Path) -> tuple[Callable[[str], Any], Any, Callable[[], dic
 
 
 _TEXTS: list[str] = []
+_VECTORS: dict[str, Any] = {}  # the queries' vectors, while rounds without the embedding run
 
 
 def reader(home: Path, config: str, count: int) -> None:
     """Answer the parent's commands on stdin, one JSON line each on stdout: ``first`` (the untimed pass's
     times), ``round START END`` (times of those queries), ``stages``, ``quit``."""
+    from zero_memory.embedding.base import embed_queries
+
     _TEXTS.extend(queries(count))
     one, app, staged = (_exact_scan if config == "exact" else _recaller)(home)
+    vectors = {text: embed_queries(app.embedder, [text]) for text in _TEXTS}
     print(json.dumps({"ready": config}), flush=True)
     for line in sys.stdin:
         command, *rest = line.split()
         if command == "quit":
             break
         if command == "stages":
+            _VECTORS.clear()
             print(json.dumps(staged()), flush=True)
             continue
         if command == "rss":
             print(json.dumps(peak_rss_mb()), flush=True)
             continue
         texts = _TEXTS if command == "first" else _TEXTS[int(rest[0]) : int(rest[1])]
+        _VECTORS.clear()
+        if command == "bare":
+            _VECTORS.update(vectors)
         ms = []
         for text in texts:
             began, cpu = time.perf_counter(), time.process_time()
@@ -170,21 +184,25 @@ def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads
     readers = {name: _Reader(home, name, count, src, blas_threads) for name, src in configs.items()}
     first = {name: r.ask("first") for name, r in readers.items()}
     ms: dict[str, list[list[float]]] = {name: [] for name in readers}
+    bare: dict[str, list[list[float]]] = {name: [] for name in readers}
     step = max(1, count // rounds)
     for start in range(0, count, step):
         for name, r in readers.items():
             ms[name] += r.ask(f"round {start} {start + step}")
+            bare[name] += r.ask(f"bare {start} {start + step}")
     stages = {name: r.ask("stages") for name, r in readers.items() if name != "exact"}
     rss = {name: r.ask("rss") for name, r in readers.items()}
     for r in readers.values():
         r.close()
     exact = statistics.median(wall for wall, _ in ms["exact"])
+    fixed = {name: statistics.median(wall for wall, _ in rows) for name, rows in bare.items()}
     for name, rows in ms.items():
         values = [wall for wall, _ in rows]
         p50 = statistics.median(values)
         print(
             f"  {name:5} p50 {p50:6.2f} p95 {percentile(values, 95):6.2f} ms ({p50 / exact:.2f}× exact) "
             f"| CPU p50 {statistics.median(cpu for _, cpu in rows):.2f} ms "
+            f"| without the embedding p50 {fixed[name]:.2f} ms "
             f"| first pass p50 {statistics.median(wall for wall, _ in first[name]):.2f} ms | peak RSS {rss[name]} MB",
             flush=True,
         )
