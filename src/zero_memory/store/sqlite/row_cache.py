@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection
+from itertools import islice
 from typing import NamedTuple
 
 from zero_memory.domain.memory import Brief
@@ -84,7 +85,7 @@ class RowCache:
             self._rows.update(rows)
             excess = len(self._rows) - self.max_rows
             if excess > 0:
-                for seq in list(self._rows)[:excess]:
+                for seq in list(islice(self._rows, excess)):  # the oldest first: a dict keeps insertion order
                     del self._rows[seq]
 
     def clear(self) -> None:
