@@ -54,7 +54,6 @@ B = 0.0  # how much a text's length matters (0: not at all, measured best)
 TYPICAL_LENGTH = 16  # words: a text of this length counts a word once at its weight
 ABSENT_FLOOR = 1.0  # the total the words found are topped up to, in weights of a word no memory holds
 INFLECTION_SHARE = 0.5  # what a word counts when the text holds it in another form than the query's
-TEXTS_KEPT = 32_768  # texts whose words and stems are kept for scoring (a few MB)
 
 
 def idf(documents: int, count: int) -> float:
@@ -98,6 +97,9 @@ class TextPlan:
             for root, tf in found.items()
         )
         return held / self.total
+
+
+TEXTS_KEPT = 32_768  # texts whose words and stems are kept for scoring (a few MB)
 
 
 @lru_cache(maxsize=TEXTS_KEPT)
