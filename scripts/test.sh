@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs, then run it: ruff (lint and format), mypy, the import contract,
 # pytest, and pip-audit on the dependencies.
-# Extra arguments go to pytest (e.g. scripts/test.sh tests/memory -x; ZM_TEST_WORKERS=4 for four worker processes).
+# Extra arguments go to pytest (e.g. scripts/test.sh tests/memory -x; ZM_TEST_WORKERS=0 runs every test in one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +23,14 @@ fi
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache
 
-# ZM_TEST_WORKERS=N runs the tests in N worker processes (pytest-xdist; each has its own temporary directories,
-# ports and PostgreSQL server): most of the suite waits on servers, subprocesses, PostgreSQL and Chromium. The
-# default is 0, every test in this one process, until the tests whose output wraps differently in a worker
-# (tests/cli/test_setup.py::test_cursor_and_print, tests/cli/test_capture_cli.py's ingest report) pass there.
+# The tests run in ZM_TEST_WORKERS worker processes (pytest-xdist), 2 unless set (0: every test in this one
+# process): most of the suite waits on servers, subprocesses, PostgreSQL, Chromium and node, so two workers
+# finish sooner even on two cores. Each worker has its own temporary directories, ports and PostgreSQL
+# server. A test file runs whole in one worker (--dist loadfile): its module fixtures (a
+# served deployment, a client's install) are built once, and a file whose last test reads what the tests
+# before it produced (tests/security/test_no_secret_leaks.py) sees all of it.
 set +e
-.venv/bin/python -m pytest -n "${ZM_TEST_WORKERS:-0}" --dist worksteal "$@"
+.venv/bin/python -m pytest -n "${ZM_TEST_WORKERS:-2}" --dist loadfile "$@"
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then

@@ -129,6 +129,15 @@ def test_cursor_and_print(zm: Zm, tmp_path: Path) -> None:
     assert "context --hook" in claude.stdout and not (home / ".claude.json").exists()
 
 
+def test_printed_to_a_pipe_nothing_is_wrapped_whatever_the_width(zm_binary: Zm, tmp_path: Path) -> None:
+    """A narrow COLUMNS (a pytest worker inherits 80 from readline) must not break a path or a snippet a
+    script reads from zm's output: only a terminal's lines are wrapped."""
+    home = tmp_path / "a-home-directory-whose-path-is-longer-than-the-narrow-width"
+    printed = run_setup(zm_binary, home, "cursor", "--print", env={"COLUMNS": "40"})
+    assert f"# {home / '.cursor' / 'mcp.json'}\n" in printed.stdout
+    assert f'"ZM_HOME": "{tmp_path / "zm-home"}"' in printed.stdout
+
+
 def test_a_file_that_does_not_parse_is_refused_and_left_alone(zm: Zm, tmp_path: Path) -> None:
     home = tmp_path / "me"
     (home / ".cursor").mkdir(parents=True)

@@ -43,7 +43,7 @@ def http_server(deployment: Deployment) -> Iterator[Deployment]:
     """One ``zm serve`` for the whole session; tests use unique content, so they do not interfere."""
     log = deployment.home / "serve.log"
     process, url = start_server(deployment.env, log)
-    deployment.url, deployment.log = url, log
+    deployment.url, deployment.log, deployment.startup = url, log, log.read_text()
     yield deployment
     stop_server(process)
 

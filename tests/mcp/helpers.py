@@ -44,6 +44,8 @@ class Deployment:
     tokens: dict[str, str]
     url: str = ""
     log: Path | None = None
+    # What the server printed by the time it answered /healthz (the log goes on with what later tests cause).
+    startup: str = ""
 
     @property
     def database(self) -> Path:

@@ -65,10 +65,10 @@ def test_a_non_loopback_bind_warns_and_allowed_hosts_admit_a_proxy_name(deployme
 
 
 def test_a_loopback_bind_prints_where_it_listens_without_a_warning(http_server: Deployment) -> None:
-    assert http_server.log is not None
-    output = http_server.log.read_text()
-    assert f"listening on {http_server.url}" in output
-    assert "warning" not in output
+    """What it printed as it started: the session's server, whose log also holds what the tests that ran
+    before this one (in this process, in whatever order) made it say."""
+    assert f"listening on {http_server.url}" in http_server.startup
+    assert "warning" not in http_server.startup
 
 
 def test_the_server_runs_numpy_on_one_blas_thread_unless_the_environment_says_otherwise() -> None:

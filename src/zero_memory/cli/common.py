@@ -9,26 +9,36 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from zero_memory import errors
-from zero_memory.access.caller import Caller
-from zero_memory.access.users import ensure_local_user
-from zero_memory.app import App
-from zero_memory.bootstrap import build_app
-from zero_memory.memory.validation import invalid_input
 from zero_memory.settings import Settings
+
+# The App, the store and what builds them are imported when a command first asks for its App: a command
+# that needs none (zm version, zm setup, zm judge eval) starts without them.
+if TYPE_CHECKING:
+    from zero_memory.access.caller import Caller
+    from zero_memory.app import App
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _Console(Console):
+    """Rich's console, except that what goes to a pipe or a file is never wrapped: a line a script reads (a
+    path, a configuration snippet, a memory's text) stays one line. Rich would wrap it at the width of no
+    terminal: COLUMNS if set when the console was made, else 80. On a terminal, Rich wraps to its width."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        super().print(*objects, soft_wrap=not self.is_terminal if soft_wrap is None else soft_wrap, **options)
+
+
+console = _Console()
+err_console = _Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
 
@@ -36,7 +46,7 @@ JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
 # Where a ``zm`` invocation gets its App: from its caller (``cli(args, obj=...)``, a test runner's
 # ``invoke(cli, args, obj=...)``), else ``build_app`` from the environment. Held for one invocation
 # only, so two invocations in one process share nothing by accident.
-AppSource: TypeAlias = App | Callable[[Settings], App]
+AppSource: TypeAlias = "App | Callable[[Settings], App]"
 
 
 @dataclass
@@ -72,7 +82,7 @@ def _invocation() -> _Invocation:
 def settings() -> Settings:
     """The invocation's settings: its App's when one was handed in, else read from the environment."""
     source = _invocation().source
-    return source.settings if isinstance(source, App) else Settings.from_environ()
+    return Settings.from_environ() if source is None or callable(source) else source.settings
 
 
 def app() -> App:
@@ -82,8 +92,10 @@ def app() -> App:
     on first use, by the handed-in builder or ``build_app``: a command that needs no App (``judge eval``)
     opens no database.
     """
+    from zero_memory.bootstrap import build_app
+
     invocation = _invocation()
-    if isinstance(invocation.source, App):
+    if invocation.source is not None and not callable(invocation.source):
         return invocation.source
     if invocation.built is None:
         invocation.built = (invocation.source or build_app)(settings())
@@ -91,6 +103,9 @@ def app() -> App:
 
 
 def local_caller(client: str = "cli") -> Caller:
+    from zero_memory.access.caller import Caller
+    from zero_memory.access.users import ensure_local_user
+
     application = app()
     return Caller(
         uid=ensure_local_user(application.store, application.settings.user),
@@ -114,6 +129,8 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except errors.ZMError as error:
             fail(str(error).splitlines()[0])
         except ValidationError as error:
+            from zero_memory.memory.validation import invalid_input
+
             fail(str(invalid_input(error)))
         raise AssertionError("unreachable")
 
@@ -140,6 +157,8 @@ def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
     if not err_console.is_terminal or total == 0:
         yield lambda n: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -16,6 +16,10 @@ from zero_memory.conflicts.models import Policy
 group = typer.Typer(help="The review queue.", no_args_is_help=True)
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="conflicts")
+
+
 @group.command("list")
 @handles_errors
 def list_command(

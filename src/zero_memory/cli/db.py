@@ -25,6 +25,10 @@ group = typer.Typer(
 )
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="db")
+
+
 @group.command("migrate")
 @handles_errors
 def migrate(

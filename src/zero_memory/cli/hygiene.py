@@ -16,6 +16,10 @@ from zero_memory.hygiene.undo import undo_run
 group = typer.Typer(help="Hygiene: full cycles, the retro pass, undo.", no_args_is_help=True)
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="hygiene")
+
+
 def _owners(owner: str | None, everyone: bool) -> list[str]:
     application = app()
     if everyone:

@@ -15,6 +15,10 @@ from zero_memory.judge.factory import build_judge
 group = typer.Typer(help="The LLM judge: measure a model on labelled pairs.", no_args_is_help=True)
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="judge")
+
+
 @group.command("eval")
 @handles_errors
 def eval_pairs(

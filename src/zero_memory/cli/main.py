@@ -1,28 +1,38 @@
-"""The ``zm`` entry point: nouns and verbs, one module per command group."""
+"""The ``zm`` entry point: nouns and verbs, one module per command group.
+
+Each command's module is imported when the command runs (``cli/lazy.py``): ``COMMANDS`` names the module
+whose ``register(cli)`` adds it, in the order ``zm --help`` lists them.
+"""
 
 from __future__ import annotations
 
 import typer
 
 from zero_memory import __version__
-from zero_memory.cli import (
-    capture,
-    common,
-    conflicts,
-    db,
-    hygiene,
-    io,
-    judge,
-    memories,
-    oauth,
-    portability,
-    projects,
-    serve,
-    setup,
-    users,
-    verify,
-)
-from zero_memory.cli import context as briefing
+from zero_memory.cli import common
+from zero_memory.cli.lazy import lazy_group
+
+COMMANDS = {
+    **dict.fromkeys(
+        ["remember", "recall", "get", "forget", "restore", "reaffirm", "close-loop", "move", "link"], "memories"
+    ),
+    **dict.fromkeys(["context", "loops", "pin", "unpin"], "context"),
+    **dict.fromkeys(["import", "export"], "io"),
+    "ingest": "capture",
+    **dict.fromkeys(["serve", "mcp"], "serve"),
+    "setup": "setup",
+    "verify": "verify",
+    "version": "main",
+    "hook": "capture",
+    "capture": "capture",
+    "user": "users",
+    "project": "projects",
+    "db": "db",
+    "hygiene": "hygiene",
+    "conflicts": "conflicts",
+    "portability": "portability",
+    "judge": "judge",
+}
 
 cli = typer.Typer(
     name="zm",
@@ -30,23 +40,8 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=lazy_group(COMMANDS),
 )
-
-memories.register(cli)
-briefing.register(cli)
-io.register(cli)
-capture.register(cli)
-cli.add_typer(users.group, name="user")
-users.group.add_typer(oauth.group, name="oauth")
-cli.add_typer(projects.group, name="project")
-cli.add_typer(db.group, name="db")
-cli.add_typer(hygiene.group, name="hygiene")
-cli.add_typer(conflicts.group, name="conflicts")
-cli.add_typer(portability.group, name="portability")
-cli.add_typer(judge.group, name="judge")
-serve.register(cli)
-setup.register(cli)
-verify.register(cli)
 
 
 # Runs before every command: scopes the App the command gets to this one invocation (cli.common.app).
@@ -56,7 +51,10 @@ def invocation(context: typer.Context) -> None:
     common.begin_invocation(context)
 
 
-@cli.command()
+def register(commands: typer.Typer) -> None:
+    commands.command()(version)
+
+
 def version() -> None:
     """Print the version."""
     typer.echo(__version__)

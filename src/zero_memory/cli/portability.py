@@ -12,6 +12,10 @@ from zero_memory.hygiene import portability
 group = typer.Typer(help="Portability proposals.", no_args_is_help=True)
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="portability")
+
+
 @group.command("list")
 @handles_errors
 def list_command(

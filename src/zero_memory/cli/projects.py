@@ -13,6 +13,10 @@ from zero_memory.domain.scopes import ScopeKind
 group = typer.Typer(help="Projects and membership.", no_args_is_help=True)
 
 
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="project")
+
+
 @group.command("create")
 @handles_errors
 def create(

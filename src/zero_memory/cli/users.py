@@ -11,11 +11,16 @@ import typer
 from zero_memory import errors
 from zero_memory.access import users as accounts
 from zero_memory.capture import budget
+from zero_memory.cli import oauth
 from zero_memory.cli.common import JsonOption, app, console, handles_errors, local_caller, print_json
 from zero_memory.judge import keys
 from zero_memory.memory import erasure
 
 group = typer.Typer(help="Accounts, their bearer tokens and their provider keys.", no_args_is_help=True)
+
+
+def register(cli: typer.Typer) -> None:
+    cli.add_typer(group, name="user")
 
 
 @group.command("add")
@@ -283,3 +288,7 @@ def budget_clear(user: Annotated[str | None, UserOption] = None, json_out: bool 
         console.print(f"{uid} is back on the server's allowance", highlight=False, markup=False)
     else:
         console.print(f"{uid} had no allowance of their own", highlight=False, markup=False)
+
+
+# After key and budget: zm user --help lists it last.
+group.add_typer(oauth.group, name="oauth")
