@@ -31,7 +31,11 @@ STAGES: dict[str, tuple[str, ...]] = {
     "access": ("visibility", "session_state", "read_set"),
     "index catch-up": ("vector_search",),  # SQLite: the index brought up to the transaction
     "index scan": ("candidates",),  # SQLite: the clusters (or the exact scan) propose rows
-    "vector rows": ("_verified", "_nearest"),  # SQLite: the proposed rows read and scored; PostgreSQL: the search
+    "vector rows": (
+        "_verified",
+        "_nearest",
+        "verified_briefs",
+    ),  # SQLite: the proposed rows read and scored; PostgreSQL: the search
     "word counts": ("text_plan",),
     "full text": ("text_briefs",),
     "disputes": ("open_disputes_for",),

@@ -1,4 +1,4 @@
-"""The SQLite store keeps a query's word counts while the memories do not change, and only then."""
+"""The SQLite store keeps a query's word counts and postings while the memories do not change, and only then."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.store.conftest import sqlite_url
@@ -71,3 +72,40 @@ def test_a_transaction_counts_its_own_writes_and_a_rollback_leaves_no_trace_of_t
     with store.tx(write=True) as tx:
         put(tx, memory("The service number 7 restarts hourly", minutes=11))
     assert plan_of(store) == fresh_plan(tmp_path)
+
+
+def candidates_of(store: SQLiteStore, query: str = QUERY) -> list[str]:
+    with store.tx() as tx:
+        return tx.text_candidates(tx.text_plan(query), scopes={"proj.alice.api"}, limit=20)
+
+
+def fresh_candidates(folder: Path, query: str = QUERY) -> list[str]:
+    with closing(open_sqlite(folder)) as other:
+        return candidates_of(other, query)
+
+
+def test_postings_kept_are_read_again_after_another_process_adds_removes_or_rewrites_memories(
+    store: SQLiteStore, tmp_path: Path
+) -> None:
+    before = candidates_of(store)
+    assert before == fresh_candidates(tmp_path)
+    assert len(store.postings.lookup(_rev(store), "zebra", _unread)) == 1  # kept by the search above
+    with closing(open_sqlite(tmp_path)) as other, other.tx(write=True) as tx:
+        put(tx, memory("Another zebra near the service entrance", minutes=8))
+    after_adding = candidates_of(store)
+    assert after_adding == fresh_candidates(tmp_path) != before
+    with closing(open_sqlite(tmp_path)) as other, other.tx(write=True) as tx:
+        tx.conn.execute("UPDATE memories SET content = 'no stripes here' WHERE content LIKE 'Another zebra%'")
+    assert candidates_of(store) == fresh_candidates(tmp_path) == before
+    with closing(open_sqlite(tmp_path)) as other, other.tx(write=True) as tx:
+        tx.conn.execute("DELETE FROM memories WHERE content LIKE 'A zebra crossing%'")
+    assert candidates_of(store) == fresh_candidates(tmp_path) != before
+
+
+def _rev(store: SQLiteStore) -> int:
+    with store.tx() as tx:
+        return tx.committed_rev()
+
+
+def _unread(word: str) -> np.ndarray:
+    raise AssertionError(f"{word!r} was read again though kept")

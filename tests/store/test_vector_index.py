@@ -24,6 +24,7 @@ from zero_memory.domain.memory import InvalidationReason, Kind, Status
 from zero_memory.store import Store
 from zero_memory.store.sqlite import clusters as clusters_module
 from zero_memory.store.sqlite import vector_index as vector_index_module
+from zero_memory.store.sqlite import vectors as sqlite_vectors
 from zero_memory.store.sqlite.adapter import SQLiteStore
 from zero_memory.store.sqlite.clusters import Clusters, Selection, probes_for
 from zero_memory.store.sqlite.index_files import IndexFiles
@@ -142,15 +143,18 @@ def test_filtered_search_returns_exactly_the_visible_rows(any_store: Store, flt:
     assert len(found) > 0
 
 
+@pytest.mark.parametrize("beside_min_rows", [0, sqlite_vectors.BESIDE_MIN_ROWS], ids=["thread", "in-turn"])
 @pytest.mark.parametrize(
     "flt", [{}, {"scopes": ["proj.alice.api", "user.carol"]}, {"scopes": SCOPES, "kinds": [Kind.TASK]}]
 )
 def test_a_search_run_beside_reads_of_its_transaction_finds_what_similar_finds(
-    any_store: Store, flt: dict[str, Any]
+    any_store: Store, flt: dict[str, Any], beside_min_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Recall's search runs its full text beside the index's search (on SQLite on another thread, reading
-    the transaction meanwhile): the rows are still read, filtered and scored in the transaction, its own
-    writes included, and what runs beside sees them too."""
+    """Recall's search runs its full text beside the index's search (on SQLite, in a large index, on
+    another thread, reading the transaction meanwhile; in a smaller one before it): the rows are still
+    read, filtered and scored in the transaction, its own writes included, and what runs beside sees them
+    too."""
+    monkeypatch.setattr(sqlite_vectors, "BESIDE_MIN_ROWS", beside_min_rows)
     fill(any_store, 300)
     query = random_unit(7)
     with any_store.tx(write=True) as tx:

@@ -125,16 +125,22 @@ def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tup
 
 class _TextSide(NamedTuple):
     """What recall takes from full text: the query's plan, and its candidates (briefs the reader may see)
-    with their similarity to the query vector (those with a vector) and their text scores."""
+    with their vectors (those that have one) and their text scores."""
 
     plan: TextPlan
     briefs: dict[str, Brief]
-    similarity: dict[str, float]
+    vectors: dict[str, np.ndarray]
     scores: dict[str, float]
 
     def score_of(self, memory: Brief) -> float:
         found = self.scores.get(memory.id)
         return self.plan.score(memory.content) if found is None else found
+
+    def similarity(self, memory_id: str, vector: np.ndarray) -> float | None:
+        """A candidate's similarity to the query vector (None without a vector), for those the vector
+        search did not find: most it did, and their similarity is known."""
+        found = self.vectors.get(memory_id)
+        return None if found is None else float(found @ vector)
 
 
 def _text_side(
@@ -147,7 +153,7 @@ def _text_side(
     return _TextSide(
         plan,
         {i: brief for i, (brief, _) in read.items()},
-        {i: float(v @ vector) for i, (_, v) in read.items() if v is not None},
+        {i: v for i, (_, v) in read.items() if v is not None},
         {i: plan.score(brief.content) for i, (brief, _) in read.items()},
     )
 
@@ -243,8 +249,8 @@ def _gather(
     found.update({i: brief for i, brief in text.briefs.items() if i not in found})
     briefs = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
     for m in briefs:
-        if m.id not in similarity and m.id in text.similarity:
-            similarity[m.id] = text.similarity[m.id]
+        if m.id not in similarity and (other := text.similarity(m.id, vector)) is not None:
+            similarity[m.id] = other
     ids = [m.id for m in briefs]
     disputes = tx.open_disputes_for(ids)
     sessions = tx.sessions_served(ids, since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL)

@@ -37,8 +37,10 @@ order equal scores the same way.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -79,11 +81,10 @@ class TextPlan:
         them, 1 when it holds all of them once at the typical length (capped there)."""
         if not self.weights:
             return 0.0
-        words = WORD_RE.findall(text.lower())
+        words, roots = _words_and_stems(text)
         found: dict[str, int] = {}
         exact: set[str] = set()
-        for word in words:
-            root = stem(word)
+        for word, root in zip(words, roots, strict=True):
             if root in self.weights:
                 found[root] = found.get(root, 0) + 1
                 if word in self.forms:
@@ -96,6 +97,18 @@ class TextPlan:
             for root, tf in found.items()
         )
         return held / self.total
+
+
+TEXTS_KEPT = 32_768  # texts whose words and stems are kept for scoring (a few MB)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _words_and_stems(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A text's words (lowercase, in order) and their stems. Recall scores the same candidates' texts query
+    after query (splitting and lowering them was half of ``TextPlan.score``); each word is kept as one
+    shared string, so a text kept costs a tuple of references."""
+    words = tuple(sys.intern(word) for word in WORD_RE.findall(text.lower()))
+    return words, tuple(stem(word) for word in words)
 
 
 def plan(

@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from zero_memory.domain.memory import Memory
+from zero_memory.domain.memory import Brief, Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
-from zero_memory.store.rows import BRIEF_COLUMNS, MEMORY_COLUMNS, brief_from_row, marks, memory_from_row
+from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
+from zero_memory.store.sqlite.recall_rows import RecallRows, passes, vector_bytes
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 T = TypeVar("T")
@@ -28,9 +29,12 @@ CHUNK = 500
 # again, wider.
 SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores
+# From this many indexed rows recall reads its full text on another thread while the clusters are scanned
+# (measured at 100,000 memories, docs/benchmarks-archive.md, "The graph"); below, one after the other.
+BESIDE_MIN_ROWS = 100_000
 
 
-class SQLiteVectors:
+class SQLiteVectors(RecallRows):
     """Mixed into ``SQLiteTx``: ``conn``, ``index`` and ``read_only`` come from it."""
 
     conn: Any
@@ -222,21 +226,28 @@ class SQLiteVectors:
         seqs = [seq for seq, _ in hits if seq in rows and rows[seq][id_at] not in excluded]
         if not seqs:
             return []
-        matrix = np.frombuffer(b"".join(rows[seq][1] for seq in seqs), dtype=np.float32)
-        # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
-        # differently by where they sit in the matrix (measured: most products of a few identical 16- to
-        # 512-dimension rows), so equal memories came out unequal and not in id order.
-        similarities = np.einsum("ij,j->i", matrix.reshape(len(seqs), self.dim), np.asarray(vector, dtype=np.float32))
-        above = similarities >= floor
-        scored = [
-            (similarity, rows[seq][id_at], seq)
-            for similarity, seq, kept in zip(similarities.tolist(), seqs, above.tolist(), strict=True)
-            if kept
-        ]
-        # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
-        # decimals, since BLAS may round two identical rows of one product differently in the last bit.
-        scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
-        return [(dict(zip(names, rows[seq], strict=True)), similarity) for similarity, _, seq in scored[:limit]]
+        scored = _scored(vector, [rows[seq][1] for seq in seqs], [rows[seq][id_at] for seq in seqs], floor, self.dim)
+        return [(dict(zip(names, rows[seqs[at]], strict=True)), similarity) for similarity, _, at in scored[:limit]]
+
+    def verified_briefs(
+        self, vector: np.ndarray, hits: list[tuple[int, float]], flt: Filter, floor: float, limit: int
+    ) -> list[BriefNeighbour]:
+        """``_verified`` as briefs, the rows read through the row cache (``store/sqlite/recall_rows.py``)
+        and filtered as ``_filter_sql`` does."""
+        rows = self.cached_rows([seq for seq, _ in hits])
+        briefs: list[Brief] = []
+        blobs: list[bytes] = []
+        for seq, _ in hits:
+            row = rows.get(seq)
+            if row is not None and passes(row, flt.scopes, flt.kinds, flt.owner):
+                blob = vector_bytes(row, self.dim)
+                if blob is not None:
+                    briefs.append(row.brief)
+                    blobs.append(blob)
+        if not briefs:
+            return []
+        scored = _scored(vector, blobs, [brief.id for brief in briefs], floor, self.dim)
+        return [BriefNeighbour(briefs[at], similarity) for similarity, _, at in scored[:limit]]
 
     def _passing(self, seqs: set[int], flt: Filter, columns: str) -> tuple[list[str], dict[int, tuple[Any, ...]]]:
         """The column names, and the rows (seq, vector, ``columns``) of the candidates that pass the filter
@@ -278,10 +289,32 @@ class SQLiteVectors:
         return " AND ".join(where), params
 
 
+def _scored(
+    vector: np.ndarray, blobs: list[bytes], ids: list[str], floor: float, dim: int
+) -> list[tuple[float, str, int]]:
+    """(similarity, id, position) of the rows (their float32 vectors' bytes) at or above the floor, best first,
+    equal ones in id order."""
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+    # Row by row, each summed in the same order: BLAS's matrix-vector product rounds identical rows
+    # differently by where they sit in the matrix (measured: most products of a few identical 16- to
+    # 512-dimension rows), so equal memories came out unequal and not in id order.
+    similarities = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
+    above = similarities >= floor
+    scored = [
+        (similarity, ids[at], at)
+        for at, (similarity, kept) in enumerate(zip(similarities.tolist(), above.tolist(), strict=True))
+        if kept
+    ]
+    # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
+    # decimals, since BLAS may round two identical rows of one product differently in the last bit.
+    scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
+    return scored
+
+
 class IndexSearch:
     """A search of the index, caught up in the transaction: the index (in memory) is searched on this thread
-    while ``beside`` reads the transaction on one of the index's; the rows it proposes are then read and
-    scored in the transaction."""
+    after ``beside`` reads the transaction or, in a large index, while it reads it on one of the index's
+    threads; the rows it proposes are then read and scored in the transaction."""
 
     def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
         self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit
@@ -292,14 +325,16 @@ class IndexSearch:
         vector = np.asarray(vector, dtype=np.float32)
         index = self._tx.index
         want = _want(self._limit, 0)
-        if not index.uses_clusters:
+        if not index.uses_clusters or index.indexed < BESIDE_MIN_ROWS:
             # The exact scan is one numpy product of well under a millisecond at a few thousand rows: a
             # thread beside it only made each wait for the GIL behind the other (measured at 1,000
-            # memories: 6.8 ms p50 for the scan with the full text read beside it).
+            # memories: 6.8 ms p50 for the scan with the full text read beside it). Up to 50,000 rows the
+            # clusters' scan too: with the full text's postings and rows kept in memory it is mostly Python,
+            # and both waited for the GIL (fixed_cost.py side by side, load 7: 10,000 memories 10.3 ms p50
+            # one after the other, 11.5 ms beside; 50,000: 16.3 against 20.4 ms).
             other_value = beside()
             hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
-            scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
-            return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other_value
+            return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other_value
         # The clusters' scan (faiss, C++, without the GIL) runs on this thread while ``beside`` reads the
         # transaction (its connection used by one thread at a time): the scan holds the GIL only to start and
         # to end, so the reads beside it start at once, and it goes on as soon as it ends. With the scan
@@ -310,8 +345,7 @@ class IndexSearch:
             hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
         finally:
             wait([other])  # the reads use this transaction: they do not outlive it, nor overlap what follows
-        scored = self._tx._verified(vector, hits, self._flt, (), self._floor, self._limit, BRIEF_COLUMNS)
-        return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in scored], other.result()
+        return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other.result()
 
 
 def _want(limit: int, excluded: int) -> int:
