@@ -2,7 +2,8 @@
 
 Candidates come from both sides: the nearest vectors, and the memories holding
 the query's rarest words (the full-text plan, store/fulltext.py). Each
-candidate's relevance is its cosine similarity to the query plus
+candidate's relevance is its cosine similarity to the query (half of it for a
+memory that is itself a question, ``QUESTION_SIMILARITY``) plus
 ``TEXT_WEIGHT`` times its full-text score (the share of the query's word
 weight its text holds). Age and use break ties, they do not cancel relevance:
 to the relevance are added a recency bonus, at most ``RECENCY_BONUS`` (the

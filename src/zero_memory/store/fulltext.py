@@ -12,14 +12,15 @@ weight this comes to (0 to 1, the same for a memory on any store and in any
 candidate set). Query words no memory holds count nothing, but neither may the
 few common words found stand for the whole query: together the words no memory
 holds add to the total what the words found lack of ``ABSENT_FLOOR`` times the
-weight of such a word. That weight is what a word no memory holds would have in a
-store of ``ABSENT_DOCUMENTS`` memories, or of the store's own size if larger: a
-store of a dozen memories can't tell a rare word from a common one (there, any
-word one memory holds has nearly the weight of a word none holds), so its
-absences weigh what a store large enough to tell would give them. The values were measured (docs/calibration.md, "The
-lexical rule"): a small ``K1`` (a repeated word is a tie-breaker), no length
-normalisation (``B`` 0: longer notes were no less relevant), half a weight for
-another form of the word.
+weight of such a word. That weight is what a word no memory holds would have in
+a store of ``ABSENT_DOCUMENTS`` memories, or of the store's own size if larger:
+a store of a dozen memories can't tell a rare word from a common one (there,
+any word one memory holds has nearly the weight of a word none holds), so its
+absences weigh what a store large enough to tell would give them. The values
+were measured (docs/calibration.md, "The lexical rule" and "Small stores"): a
+small ``K1`` (a repeated word is a tie-breaker), no length normalisation (``B``
+0: longer notes were no less relevant), half a weight for another form of the
+word.
 
 Ranking every memory that contains a common word would cost a walk of that
 word's postings, which grows with the store. So the search runs in two stages:
