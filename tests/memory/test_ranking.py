@@ -22,11 +22,14 @@ from zero_memory.domain.records import Channel
 from zero_memory.memory.browse import browse
 from zero_memory.memory.lifecycle import close_loop, restore_memory
 from zero_memory.memory.recall import (
+    QUESTION_SIMILARITY,
     RECENCY_BONUS,
     REINFORCEMENT_BONUS,
     REINFORCEMENT_CAP,
+    asks,
     recall,
     reinforcement,
+    relevance,
     score,
     use_bonus,
 )
@@ -222,3 +225,23 @@ def test_an_old_episode_that_answers_beats_a_fresh_one_that_shares_a_word(
     fresh = write(ranked, alice, "Jonas: Lisbon was sunny today, we walked by the river.", kind="episode")
     hits = recall(ranked, alice, "When did Maya run the half marathon in Lisbon?", scopes_arg=["*"], channel=None).hits
     assert [h.id for h in hits][:2] == [answer.id, fresh.id]
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "asking"),
+    [
+        ("How did it go?", Kind.EPISODE, True),
+        ("Did you like Seville?  ", Kind.FACT, True),
+        ("Seville was lovely, did you go?", Kind.EPISODE, True),
+        ("Should we pin the SDK?", Kind.OPEN_QUESTION, False),  # an open loop is meant to be found
+        ("Why the queue stalls? The consumer's lease expires.", Kind.GOTCHA, False),
+        ("We went to Seville.", Kind.EPISODE, False),
+    ],
+)
+def test_a_memory_that_asks_counts_a_share_of_its_similarity_and_all_of_its_words(
+    content: str, kind: Kind, asking: bool
+) -> None:
+    memory = dataclasses.replace(a_memory(kind), content=content)
+    assert asks(memory) is asking
+    share = QUESTION_SIMILARITY if asking else 1.0
+    assert relevance(0.4, 0.5, asks(memory)) == pytest.approx(share * 0.4 + relevance(0.0, 0.5))

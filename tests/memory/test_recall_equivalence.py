@@ -31,6 +31,7 @@ from zero_memory.memory.models import Hit
 from zero_memory.memory.recall import (
     CHALLENGE_VERDICTS,
     REINFORCEMENT_WINDOW_DAYS,
+    asks,
     recall,
     relevance,
     score,
@@ -104,7 +105,7 @@ def everything_read(app: App, caller: Caller, query: str, limit: int) -> list[Hi
     scored = [
         (
             score(
-                relevance(similarity.get(m.id, 0.0), plan.score(m.content)),
+                relevance(similarity.get(m.id, 0.0), plan.score(m.content), asks(m)),
                 m,
                 age_days(m.created_at, now),
                 sessions.get(m.id, 0),

@@ -82,6 +82,15 @@ def test_words_no_memory_holds_keep_the_few_common_words_found_from_standing_for
     assert plan(["meet"], 1000, {"meet": 200}).absent == 0
 
 
+def test_in_a_small_store_a_word_no_memory_holds_weighs_what_it_would_in_a_large_one() -> None:
+    # In a dozen memories, "meet" held by one weighs nearly what "reschedul", held by none, would: the
+    # store can't tell a rare word from a common one, so its absences weigh as in a store that could.
+    small = plan(["reschedul", "meet"], 12, {"meet": 1, "reschedul": 0})
+    assert small.weights["meet"] > 0.6 * idf(12, 0) * fulltext.WEIGHT_SCALE
+    assert small.score("Looking forward to meeting you") < 0.25
+    assert small.total == round(idf(fulltext.ABSENT_DOCUMENTS, 0) * fulltext.WEIGHT_SCALE)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -2,7 +2,8 @@
 
 Candidates come from both sides: the nearest vectors, and the memories holding
 the query's rarest words (the full-text plan, store/fulltext.py). Each
-candidate's relevance is its cosine similarity to the query plus
+candidate's relevance is its cosine similarity to the query (half of it for a
+memory that is itself a question, ``QUESTION_SIMILARITY``) plus
 ``TEXT_WEIGHT`` times its full-text score (the share of the query's word
 weight its text holds). Age and use break ties, they do not cancel relevance:
 to the relevance are added a recency bonus, at most ``RECENCY_BONUS`` (the
@@ -37,7 +38,7 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
-from zero_memory.domain.memory import Brief, Kind, Memory, Rank, age_days, age_factor
+from zero_memory.domain.memory import OPEN_LOOP_KINDS, Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel, Dispute, Visibility
 from zero_memory.embedding.base import embed_queries
 from zero_memory.memory import freshness
@@ -52,6 +53,9 @@ from zero_memory.telemetry import Surfacing
 MAX_LIMIT = 50
 # Fusion: relevance = cosine similarity + TEXT_WEIGHT × full-text score (0 to 1).
 TEXT_WEIGHT = 0.7
+# What a memory that asks (its text ends with "?") counts of its similarity: the model puts questions near
+# questions, so a question asked of recall meets every turn that asked something ("What was it like?").
+QUESTION_SIMILARITY = 0.5
 PROVISIONAL_FACTOR = 0.85
 CHALLENGED_FACTOR = 0.6
 # Reinforcement: 1 + SLOPE × ln(1 + sessions), at most CAP; sessions within the window.
@@ -65,9 +69,17 @@ REINFORCEMENT_WINDOW_DAYS = 90
 CHALLENGE_VERDICTS = frozenset({"challenged", "stale_suspect", "outdated"})
 
 
-def relevance(similarity: float, text_score: float) -> float:
-    """How well a memory answers the query, before age, use and provenance: 0 to 1 + TEXT_WEIGHT."""
-    return max(0.0, similarity) + TEXT_WEIGHT * text_score
+def asks(memory: Memory | Brief) -> bool:
+    """A memory that is a question, not a statement: a turn that asked something. An open loop is
+    not one of them (an open question is meant to be found by its subject)."""
+    return memory.kind not in OPEN_LOOP_KINDS and memory.content.rstrip().endswith("?")
+
+
+def relevance(similarity: float, text_score: float, question: bool = False) -> float:
+    """How well a memory answers the query, before age, use and provenance: 0 to 1 + TEXT_WEIGHT. The
+    similarity of a memory that asks (``question``) counts ``QUESTION_SIMILARITY`` of itself: a question
+    answers none, and its words still count whole."""
+    return max(0.0, similarity) * (QUESTION_SIMILARITY if question else 1.0) + TEXT_WEIGHT * text_score
 
 
 def reinforcement(sessions: int) -> float:
@@ -110,7 +122,7 @@ def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tup
     scored = (
         (
             score(
-                relevance(c.similarity, c.text_score),
+                relevance(c.similarity, c.text_score, asks(c.brief)),
                 c.brief,
                 age_days(c.brief.created_at, now),
                 c.sessions,

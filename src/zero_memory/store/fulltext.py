@@ -12,10 +12,15 @@ weight this comes to (0 to 1, the same for a memory on any store and in any
 candidate set). Query words no memory holds count nothing, but neither may the
 few common words found stand for the whole query: together the words no memory
 holds add to the total what the words found lack of ``ABSENT_FLOOR`` times the
-weight of such a word. The values were measured (docs/calibration.md, "The
-lexical rule"): a small ``K1`` (a repeated word is a tie-breaker), no length
-normalisation (``B`` 0: longer notes were no less relevant), half a weight for
-another form of the word.
+weight of such a word. That weight is what a word no memory holds would have in
+a store of ``ABSENT_DOCUMENTS`` memories, or of the store's own size if larger:
+a store of a dozen memories can't tell a rare word from a common one (there,
+any word one memory holds has nearly the weight of a word none holds), so its
+absences weigh what a store large enough to tell would give them. The values
+were measured (docs/calibration.md, "The lexical rule" and "Small stores"): a
+small ``K1`` (a repeated word is a tie-breaker), no length normalisation (``B``
+0: longer notes were no less relevant), half a weight for another form of the
+word.
 
 Ranking every memory that contains a common word would cost a walk of that
 word's postings, which grows with the store. So the search runs in two stages:
@@ -53,6 +58,7 @@ K1 = 0.1  # how soon repeats of a word stop adding to its score (0: presence onl
 B = 0.0  # how much a text's length matters (0: not at all, measured best)
 TYPICAL_LENGTH = 16  # words: a text of this length counts a word once at its weight
 ABSENT_FLOOR = 1.0  # the total the words found are topped up to, in weights of a word no memory holds
+ABSENT_DOCUMENTS = 10_000  # a word no memory holds weighs at least what it would in a store this large
 INFLECTION_SHARE = 0.5  # what a word counts when the text holds it in another form than the query's
 
 
@@ -121,7 +127,8 @@ def plan(
     """Weigh the words (stems) found in the store; match the rarest whose postings fit the budget together.
 
     Words no memory holds match nothing; together they top the total weight
-    up to at most ``ABSENT_FLOOR`` times the weight of such a word. A query
+    up to at most ``ABSENT_FLOOR`` times the weight of such a word (in a store
+    of at least ``ABSENT_DOCUMENTS`` memories). A query
     whose rarest word alone exceeds the budget matches nothing: its candidates
     come from the vector side.
     """
@@ -129,7 +136,7 @@ def plan(
     found = sorted((w for w in words if counts.get(w, 0) > 0), key=lambda w: (counts[w], w))
     documents = max(documents, max((counts[w] for w in found), default=0))
     weights = {w: max(1, round(idf(documents, counts[w]) * WEIGHT_SCALE)) for w in found}
-    unheld = round(idf(documents, 0) * WEIGHT_SCALE)
+    unheld = round(idf(max(documents, ABSENT_DOCUMENTS), 0) * WEIGHT_SCALE)
     missing = sum(unheld for w in words if counts.get(w, 0) <= 0)
     absent = min(missing, max(0, round(ABSENT_FLOOR * unheld) - sum(weights.values())))
     matched: list[str] = []
