@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from zero_memory.clock import Clock, utcnow
 from zero_memory.domain.memory import Memory
@@ -23,6 +23,12 @@ from zero_memory.judge.base import JudgeFactory
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
 from zero_memory.telemetry import Telemetry
+
+T = TypeVar("T")
+
+# Threads for requests' work beside their reads: as many requests at once as a server serves side by side
+# (the model takes the embeddings of those that wait for it together).
+ALONGSIDE_THREADS = 8
 
 
 @dataclass
@@ -39,6 +45,7 @@ class App:
     telemetry: Telemetry = field(init=False)
     _executor: ThreadPoolExecutor | None = None
     _pending: list[Future[Any]] = field(default_factory=list)
+    _alongside: ThreadPoolExecutor | None = None
 
     def __post_init__(self) -> None:
         self.telemetry = Telemetry(self.store)
@@ -52,6 +59,14 @@ class App:
             self._pending = [f for f in self._pending if not f.done()] + [future]
         return future
 
+    def alongside(self, work: Callable[[], T]) -> Future[T]:
+        """Run a request's own work on another thread while this one waits (recall's query embedding while its
+        transaction reads): not the background's, whose runs may take minutes."""
+        with self.lock:
+            if self._alongside is None:
+                self._alongside = ThreadPoolExecutor(max_workers=ALONGSIDE_THREADS, thread_name_prefix="zm-alongside")
+            return self._alongside.submit(work)
+
     def wait_idle(self, timeout: float = 60) -> None:
         """Wait for the background work submitted so far (tests, shutdown)."""
         with self.lock:
@@ -62,9 +77,11 @@ class App:
     def close(self) -> None:
         self.telemetry.stop()
         with self.lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+            executors = [self._executor, self._alongside]
+            self._executor = self._alongside = None
+        for executor in executors:
+            if executor is not None:
+                executor.shutdown(wait=True)
         self.store.close()
 
 

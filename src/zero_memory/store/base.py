@@ -61,6 +61,10 @@ class Store(Protocol):
 
     backend: str
     dim: int
+    # Whether a transaction's reads are done in the database server's process, this one waiting on a socket
+    # without the GIL (PostgreSQL), rather than here holding it (SQLite): Python work on another thread runs
+    # while they wait, at no cost to them.
+    reads_in_server: bool
 
     def tx(self, *, write: bool = False) -> AbstractContextManager[Tx]: ...
     def advisory_lock(self, name: str) -> AbstractContextManager[bool]: ...

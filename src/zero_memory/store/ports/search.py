@@ -32,10 +32,12 @@ class VectorSearch(Protocol):
     store whose index is searched in this process runs them on another thread while it searches (the
     threads are the store's business, not the caller's); one that searches in SQL runs them first."""
 
-    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
-        """What ``similar`` finds for ``vector``, as briefs (the candidates that pass the filters as the
-        transaction sees them, scored exactly), and what ``beside`` returns. ``beside`` may read the
-        transaction, and is the only one to while it runs."""
+    def run(self, vector: Callable[[], np.ndarray], beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
+        """What ``similar`` finds for the vector ``vector()`` returns, as briefs (the candidates that pass the
+        filters as the transaction sees them, scored exactly), and what ``beside`` returns. ``vector`` is
+        asked for once the search needs it (it may still be being computed meanwhile, recall's query
+        embedding on a store whose reads wait on a server): a store that reads ``beside`` first asks for it
+        after. ``beside`` may read the transaction, and is the only one to while it runs."""
         ...
 
 

@@ -63,6 +63,7 @@ BUILD_MEMORY_MB = 1_024
 
 class PostgresStore:
     backend = "postgres"
+    reads_in_server = True  # the server reads; psycopg waits on the socket without the GIL
 
     def __init__(
         self, url: str, *, dim: int, max_connections: int = 10, exact_search_rows: int = EXACT_SEARCH_ROWS

@@ -388,12 +388,12 @@ class BriefSearch:
     ) -> None:
         self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
 
-    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
+    def run(self, vector: Callable[[], np.ndarray], beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
         # The search is a statement on the transaction's connection, as ``beside``'s reads are: one after
-        # the other.
+        # the other, those first (they need no vector: recall's query is embedded on a thread meanwhile).
         other = beside()
         found = self._tx._nearest(
-            vector, BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
+            vector(), BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
         )
         return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in found], other
 

@@ -181,6 +181,7 @@ def _phrase(word: str) -> str:
 
 class SQLiteStore:
     backend = "sqlite"
+    reads_in_server = False  # SQLite reads in this process, holding the GIL for most of a read
 
     def __init__(
         self,

@@ -319,10 +319,10 @@ class IndexSearch:
     def __init__(self, tx: SQLiteVectors, flt: Filter, floor: float, limit: int) -> None:
         self._tx, self._flt, self._floor, self._limit = tx, flt, floor, limit
 
-    def run(self, vector: np.ndarray, beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
+    def run(self, vector: Callable[[], np.ndarray], beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
         if self._limit <= 0:
             return [], beside()
-        vector = np.asarray(vector, dtype=np.float32)
+        query = np.asarray(vector(), dtype=np.float32)
         index = self._tx.index
         want = _want(self._limit, 0)
         if not index.uses_clusters or index.indexed < BESIDE_MIN_ROWS:
@@ -333,8 +333,8 @@ class IndexSearch:
             # and both waited for the GIL (fixed_cost.py side by side, load 7: 10,000 memories 10.3 ms p50
             # one after the other, 11.5 ms beside; 50,000: 16.3 against 20.4 ms).
             other_value = beside()
-            hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
-            return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other_value
+            hits = index.candidates(query, self._flt, want=want, floor=self._floor)
+            return self._tx.verified_briefs(query, hits, self._flt, self._floor, self._limit), other_value
         # The clusters' scan (faiss, C++, without the GIL) runs on this thread while ``beside`` reads the
         # transaction (its connection used by one thread at a time): the scan holds the GIL only to start and
         # to end, so the reads beside it start at once, and it goes on as soon as it ends. With the scan
@@ -342,10 +342,10 @@ class IndexSearch:
         # "The graph: recall at 100,000 memories").
         other = index.beside(beside)
         try:
-            hits = index.candidates(vector, self._flt, want=want, floor=self._floor)
+            hits = index.candidates(query, self._flt, want=want, floor=self._floor)
         finally:
             wait([other])  # the reads use this transaction: they do not outlive it, nor overlap what follows
-        return self._tx.verified_briefs(vector, hits, self._flt, self._floor, self._limit), other.result()
+        return self._tx.verified_briefs(query, hits, self._flt, self._floor, self._limit), other.result()
 
 
 def _want(limit: int, excluded: int) -> int:
