@@ -36,7 +36,9 @@ def read(store: SQLiteStore, scopes: frozenset[str] = frozenset({SCOPE})) -> Any
     with store.tx() as tx:
         search = tx.vector_search(floor=0.0, limit=20, scopes=scopes)
         plan = tx.text_plan(QUERY)
-        neighbours, text = search.run(toward(0.9), lambda: tx.text_briefs(plan, scopes=scopes, limit=20, reader=READER))
+        neighbours, text = search.run(
+            lambda: toward(0.9), lambda: tx.text_briefs(plan, scopes=scopes, limit=20, reader=READER)
+        )
     return (
         [(n.brief, round(n.similarity, 6)) for n in neighbours],
         sorted(((brief, None if vector is None else vector.tolist()) for brief, vector in text.values()), key=repr),
@@ -120,7 +122,7 @@ def test_a_transaction_reads_its_own_writes_and_a_rollback_leaves_no_trace_of_th
     committed = read(store)
     with pytest.raises(RuntimeError), store.tx(write=True) as tx:
         tx.set_status("mem_crossing", Status.INVALIDATED, InvalidationReason.SUPERSEDED, None, memory().created_at)
-        neighbours, _ = tx.vector_search(floor=0.0, limit=20, scopes={SCOPE}).run(toward(0.9), lambda: None)
+        neighbours, _ = tx.vector_search(floor=0.0, limit=20, scopes={SCOPE}).run(lambda: toward(0.9), lambda: None)
         assert "mem_crossing" not in [n.brief.id for n in neighbours]
         raise RuntimeError("roll back")
     assert read(store) == committed == fresh(tmp_path)

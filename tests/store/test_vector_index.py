@@ -160,7 +160,7 @@ def test_a_search_run_beside_reads_of_its_transaction_finds_what_similar_finds(
     with any_store.tx(write=True) as tx:
         put(tx, memory("written in this transaction", owner="alice", scope="user.carol", kind=Kind.TASK), query)
         search = tx.vector_search(floor=-1.0, limit=40, **flt)
-        neighbours, near = search.run(query, lambda: tx.similar(query, floor=-1.0, limit=40, **flt))
+        neighbours, near = search.run(lambda: query, lambda: tx.similar(query, floor=-1.0, limit=40, **flt))
         found = [(n.brief, round(n.similarity, 6)) for n in neighbours]
         expected = [(brief_of(n.memory), round(n.similarity, 6)) for n in near]
     assert found == expected
