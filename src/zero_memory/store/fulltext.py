@@ -89,21 +89,25 @@ class TextPlan:
             return 0.0
         words, roots = _words_and_stems(text)
         weights = self.weights
-        # Most of a text's words are none of the query's: those that are, picked out in one pass.
-        held_at = [at for at, root in enumerate(roots) if root in weights]
-        if not held_at:
+        # Most of a text's words are none of the query's: a text holding none is told in one C-level pass,
+        # the words of one that holds some picked out in another.
+        if weights.keys().isdisjoint(roots):
             return 0.0
+        held_at = [at for at, root in enumerate(roots) if root in weights]
         found: dict[str, int] = {}
         exact: set[str] = set()
+        forms = self.forms
         for at in held_at:
             root = roots[at]
             found[root] = found.get(root, 0) + 1
-            if words[at] in self.forms:
+            if words[at] in forms:
                 exact.add(root)
         norm = K1 * (1.0 - B + B * len(words) / TYPICAL_LENGTH)
         held = sum(
-            weights[root] * tf / (tf + norm) * (1.0 if root in exact else INFLECTION_SHARE)
-            for root, tf in found.items()
+            [
+                weights[root] * tf / (tf + norm) * (1.0 if root in exact else INFLECTION_SHARE)
+                for root, tf in found.items()
+            ]
         )
         return held / self.total
 
