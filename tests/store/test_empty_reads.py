@@ -12,6 +12,7 @@ import pytest
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, at, memory, put
+from tests.store.test_anchors import anchor
 from tests.store.test_disputes import dispute
 from zero_memory.domain.records import Channel, DisputeStatus
 from zero_memory.store.sqlite.adapter import SQLiteStore
@@ -60,3 +61,14 @@ def test_the_first_surfacing_within_the_window_is_counted(store: SQLiteStore, tm
     with closing(open_sqlite(tmp_path)) as other, other.tx() as tx:
         assert tx.sessions_served(["mem_a", "mem_b"], since=at(5), channel=Channel.RECALL) == {"mem_a": 1}
         assert tx.sessions_served(["mem_a"], since=at(6), channel=Channel.RECALL) == {}  # before the window
+
+
+def test_the_first_anchor_is_seen_by_the_next_read(store: SQLiteStore, tmp_path: Path) -> None:
+    with store.tx() as tx:
+        assert tx.anchors_of(["mem_a"]) == {}
+    first = anchor("mem_a", "net/client.py", "retry")
+    with store.tx(write=True) as tx:
+        tx.set_anchors("mem_a", [first], at(1))
+        assert tx.anchors_of(["mem_a"]) == {"mem_a": [first]}
+    with closing(open_sqlite(tmp_path)) as other, other.tx() as tx:
+        assert tx.anchors_of(["mem_a", "mem_b"]) == {"mem_a": [first]}

@@ -3,12 +3,13 @@
 Each recall asks which of its hundred or so candidates have an open dispute
 and how many agent sessions recall served each lately: two statements with
 every candidate's id bound twice or once (0.1 and 0.06 ms at 1,000 memories,
-a tenth of recall's cost beside the embedding). A store nobody has disputed
-anything in, or whose recalls recorded no surfacing within the window, answers
-both with nothing. One look at the table first (a row of ``disputes`` at all;
-a surfacing since the window's start, by the index on ``at``) says so in a few
-microseconds, in the same transaction as the read it spares: exact, nothing
-kept between transactions.
+a tenth of recall's cost beside the embedding); then the anchors of the ten it
+returns (0.03 ms). A store nobody has disputed anything in, whose recalls
+recorded no surfacing within the window, or that anchors no memory to code,
+answers them with nothing. One look at the table first (a row of ``disputes``
+or ``memory_anchors`` at all; a surfacing since the window's start, by the
+index on ``at``) says so in a few microseconds, in the same transaction as the
+read it spares: exact, nothing kept between transactions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from zero_memory.clock import to_text
+from zero_memory.domain.anchors import AnchorRecord
 from zero_memory.domain.records import Channel, Dispute
 
 
@@ -42,3 +44,9 @@ class EmptyReads:
             memory_ids, since=since, channel=channel
         )
         return served
+
+    def anchors_of(self, memory_ids: Collection[str]) -> dict[str, list[AnchorRecord]]:
+        if not memory_ids or self.conn.execute("SELECT 1 FROM memory_anchors LIMIT 1").fetchone() is None:
+            return {}
+        anchors: dict[str, list[AnchorRecord]] = super().anchors_of(memory_ids)  # type: ignore[misc]
+        return anchors
