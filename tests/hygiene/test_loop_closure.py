@@ -11,13 +11,14 @@ from tests.hygiene.pipeline import cycle, factory
 from tests.memory.helpers import write
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.conflicts.challenge import challenge
 from zero_memory.hygiene.loop_closure import cache_key, closes
 from zero_memory.hygiene.undo import undo_run
 from zero_memory.judge.base import FailureKind
 from zero_memory.judge.fake import FakeJudge
 from zero_memory.judge.questions.loop_closure import LoopClosureRequest
 from zero_memory.memory.lifecycle import get_memory
-from zero_memory.store import SYSTEM
+from zero_memory.store import SYSTEM, system_tx
 
 MakeApp = Callable[..., App]
 TASK = "Add retries to the invoice mailer"
@@ -99,4 +100,20 @@ def test_a_dry_run_counts_and_changes_nothing(make_app: MakeApp, alice: Caller) 
     _, summary = cycle(app, dry_run=True)
     assert summary["loops_closed"] == 1
     with app.store.tx() as tx:
+        assert tx.get_memory(task.id, SYSTEM).live  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("backend", "dry_run"), [("sqlite", True), ("sqlite", False), ("postgres", True)])
+def test_a_loop_a_person_is_deciding_about_is_neither_asked_nor_counted_closed(
+    make_app: MakeApp, alice: Caller, backend: str, dry_run: bool
+) -> None:
+    judge = FakeJudge(lambda r: (True, 0.99) if isinstance(r, LoopClosureRequest) else "unrelated")
+    app = make_app(backend=backend, judge_factory=factory(judge))
+    task = write(app, alice, TASK, "task", scope="personal")
+    challenge(app, Caller("alice", client="test-agent", session_id="s1"), task.id, "We dropped the mailer")
+    write(app, alice, DONE, "episode", scope="personal")
+    _, summary = cycle(app, dry_run=dry_run)
+    assert summary["loops_closed"] == 0
+    assert [r for r in judge.requests if isinstance(r, LoopClosureRequest)] == []
+    with system_tx(app.store, "test") as tx:  # a named pass: PostgreSQL's row security hides rows from nobody
         assert tx.get_memory(task.id, SYSTEM).live  # type: ignore[union-attr]

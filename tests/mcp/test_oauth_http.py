@@ -54,6 +54,8 @@ def test_the_metadata_names_the_issuer_the_resource_and_the_endpoints(http_serve
         headers={"Origin": "http://localhost:6274", "Access-Control-Request-Method": "GET"},
     )
     assert preflight.headers["access-control-allow-origin"] in ("*", "http://localhost:6274")
+    # Served as configured without the serializer's complaint about a string where it expected a URL.
+    assert http_server.log is not None and "PydanticSerializationUnexpectedValue" not in http_server.log.read_text()
 
 
 def test_a_plain_bearer_token_and_an_oauth_token_both_open_mcp(

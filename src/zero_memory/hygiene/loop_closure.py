@@ -54,15 +54,19 @@ class Found:
 
 
 def candidates(app: App, owner: str) -> list[Found]:
-    """Open loops never reopened, each with its newer, similar, same-scope evidence, most similar first."""
+    """Open loops never reopened and not under review, each with its newer, similar, same-scope evidence, most
+    similar first."""
     config = app.settings.hygiene
     kinds = [k.value for k in OPEN_LOOP_KINDS]
     found: list[Found] = []
     with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
-            if vector is None or not retirable_by_automation(loop.restored, disputed=False):
-                continue  # the judge is not asked about a loop the guard would keep open anyway
+            disputed = bool(tx.open_disputes_for([loop.id]))
+            if vector is None or not retirable_by_automation(loop.restored, disputed):
+                # The judge is not asked about a loop the guard would keep open anyway (a dry run would count
+                # it closed): restored by a person, or with a row a person is deciding.
+                continue
             near = tx.similar(
                 vector,
                 floor=config.loop_closure_similarity,

@@ -41,9 +41,9 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.routes import build_metadata
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken, ProtectedResourceMetadata
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, Field
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -327,27 +327,35 @@ def _endpoint(handler: Callable[[Request], Any], methods: list[str], *, cors: bo
     )
 
 
+class _ServerMetadata(OAuthMetadata):
+    """The SDK's metadata with the issuer as configured: a URL type adds a trailing slash to a bare host, and
+    clients compare the issuer as a string."""
+
+    issuer: str  # type: ignore[assignment]
+
+
+class _ResourceMetadata(ProtectedResourceMetadata):
+    """The SDK's resource metadata with the resource and its issuer as configured, as strings (see above)."""
+
+    resource: str  # type: ignore[assignment]
+    authorization_servers: list[str] = Field(..., min_length=1)  # type: ignore[assignment]
+
+
 def routes(provider: Provider) -> list[Route]:
     """Metadata, registration, authorization, token and revocation endpoints, at the issuer's root."""
     endpoints = provider.endpoints
     registration = ClientRegistrationOptions(enabled=True)
     revocation = RevocationOptions(enabled=True)
-    # The issuer and resource as configured, with no trailing slash added: clients compare them as strings.
-    metadata = build_metadata(AnyHttpUrl(endpoints.issuer), None, registration, revocation).model_copy(
-        update={
+    metadata = _ServerMetadata.model_validate(
+        {
+            **dict(build_metadata(AnyHttpUrl(endpoints.issuer), None, registration, revocation)),
             "issuer": endpoints.issuer,
             # Public clients (native apps, CLIs) authenticate with PKCE alone.
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
         }
     )
-    resource = ProtectedResourceMetadata(
-        resource=AnyHttpUrl(endpoints.resource), authorization_servers=[AnyHttpUrl(endpoints.issuer)]
-    ).model_copy(
-        update={
-            "resource": endpoints.resource,
-            "authorization_servers": [endpoints.issuer],
-            "resource_name": "zero-memory",
-        }
+    resource = _ResourceMetadata(
+        resource=endpoints.resource, authorization_servers=[endpoints.issuer], resource_name="zero-memory"
     )
     authenticator = DigestClientAuthenticator(provider)
     get, post = ["GET", "OPTIONS"], ["POST", "OPTIONS"]
