@@ -89,11 +89,10 @@ class TextPlan:
             return 0.0
         words, roots = _words_and_stems(text)
         weights = self.weights
-        # Most of a text's words are none of the query's: a text holding none is told in one C-level pass,
-        # the words of one that holds some picked out in another.
-        if weights.keys().isdisjoint(roots):
-            return 0.0
+        # Most of a text's words are none of the query's: those that are, picked out in one pass.
         held_at = [at for at, root in enumerate(roots) if root in weights]
+        if not held_at:
+            return 0.0
         found: dict[str, int] = {}
         exact: set[str] = set()
         forms = self.forms
