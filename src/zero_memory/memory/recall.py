@@ -31,6 +31,7 @@ from collections.abc import Collection, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -88,8 +89,10 @@ def reinforcement(sessions: int) -> float:
     return min(REINFORCEMENT_CAP, 1.0 + REINFORCEMENT_SLOPE * math.log1p(sessions))
 
 
+@lru_cache(maxsize=1024)
 def use_bonus(sessions: int) -> float:
-    """The use tie-breaker: 0 unused, ``REINFORCEMENT_BONUS`` at the reinforcement cap."""
+    """The use tie-breaker: 0 unused, ``REINFORCEMENT_BONUS`` at the reinforcement cap (kept by count: rank
+    asks it of each of a recall's hundred candidates, nearly all with one of a few counts)."""
     return REINFORCEMENT_BONUS * (reinforcement(sessions) - 1.0) / (REINFORCEMENT_CAP - 1.0)
 
 
@@ -120,7 +123,7 @@ class Candidate:
 
 def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tuple[float, Brief]]:
     """The ``limit`` best candidates with their scores, best first; equal scores in id order."""
-    scored = (
+    scored = [
         (
             score(
                 relevance(c.similarity, c.text_score, asks(c.brief)),
@@ -132,8 +135,9 @@ def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tup
             c.brief,
         )
         for c in candidates
-    )
-    return sorted(scored, key=lambda pair: (-pair[0], pair[1].id))[:limit]
+    ]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+    return scored[:limit]
 
 
 class _TextSide(NamedTuple):

@@ -88,19 +88,25 @@ class TextPlan:
         if not self.weights:
             return 0.0
         words, roots = _words_and_stems(text)
+        weights = self.weights
+        # Most of a text's words are none of the query's: those that are, picked out in one pass.
+        held_at = [at for at, root in enumerate(roots) if root in weights]
+        if not held_at:
+            return 0.0
         found: dict[str, int] = {}
         exact: set[str] = set()
-        for word, root in zip(words, roots, strict=True):
-            if root in self.weights:
-                found[root] = found.get(root, 0) + 1
-                if word in self.forms:
-                    exact.add(root)
-        if not found:
-            return 0.0
+        forms = self.forms
+        for at in held_at:
+            root = roots[at]
+            found[root] = found.get(root, 0) + 1
+            if words[at] in forms:
+                exact.add(root)
         norm = K1 * (1.0 - B + B * len(words) / TYPICAL_LENGTH)
         held = sum(
-            self.weights[root] * tf / (tf + norm) * (1.0 if root in exact else INFLECTION_SHARE)
-            for root, tf in found.items()
+            [
+                weights[root] * tf / (tf + norm) * (1.0 if root in exact else INFLECTION_SHARE)
+                for root, tf in found.items()
+            ]
         )
         return held / self.total
 

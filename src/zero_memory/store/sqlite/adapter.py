@@ -25,6 +25,7 @@ from zero_memory.store import migrations
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.ports.reader import SYSTEM, Reader
 from zero_memory.store.sql import SqlTx, marks
+from zero_memory.store.sqlite.empty_reads import EmptyReads
 from zero_memory.store.sqlite.index_files import IndexFiles
 from zero_memory.store.sqlite.postings import Postings
 from zero_memory.store.sqlite.row_cache import Cached, RowCache
@@ -39,7 +40,7 @@ CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store
 MAX_SLICE = 500  # full-text candidates' rows read in one statement at most
 
 
-class SQLiteTx(SQLiteVectors, SqlTx):
+class SQLiteTx(SQLiteVectors, EmptyReads, SqlTx):
     def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, *, write: bool, changes: int) -> None:
         self.store = store
         self.conn = conn

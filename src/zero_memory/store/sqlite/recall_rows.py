@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from zero_memory.domain.memory import Brief, Status
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row, marks
 from zero_memory.store.sqlite.row_cache import Cached, RowCache
 
@@ -67,20 +68,36 @@ class RecallRows:
         return [row[0] for row in cursor.fetchall()]
 
 
-def vector_bytes(row: Cached, dim: int) -> bytes | None:
-    """A row's vector (its float32 bytes) if it has one of ``dim`` dimensions."""
-    blob = row.embedding
-    if blob is None or row.embedding_dim != dim or len(blob) != 4 * dim:
-        return None
-    return blob
-
-
-def passes(row: Cached, scopes: Collection[str] | None, kinds: Collection[str] | None, owner: str | None) -> bool:
-    """The vector side's filter: a live row of the owner, scopes and kinds asked for."""
-    brief = row.brief
-    return (
-        brief.live
-        and (scopes is None or brief.scope in scopes)
-        and (kinds is None or brief.kind in kinds)
-        and (owner is None or row.owner == owner)
-    )
+def usable(
+    rows: dict[int, Cached],
+    seqs: Sequence[int],
+    scopes: Collection[str] | None,
+    kinds: Collection[str] | None,
+    owner: str | None,
+    dim: int,
+) -> tuple[list[Brief], list[bytes]]:
+    """The vector side's filter over the rows of ``seqs``, in their order: the briefs of the live rows of the
+    owner, scopes and kinds asked for with a vector of ``dim`` dimensions, and those vectors' float32 bytes.
+    One loop with nothing called a row: it walks the hundred rows a recall proposes (a call or two a row
+    was a quarter of reading them)."""
+    briefs: list[Brief] = []
+    blobs: list[bytes] = []
+    size = 4 * dim
+    live = Status.LIVE
+    for seq in seqs:
+        row = rows.get(seq)
+        if row is None:
+            continue
+        brief, blob = row.brief, row.embedding
+        if (
+            brief.status is live
+            and (scopes is None or brief.scope in scopes)
+            and (kinds is None or brief.kind in kinds)
+            and (owner is None or row.owner == owner)
+            and blob is not None
+            and row.embedding_dim == dim
+            and len(blob) == size
+        ):
+            briefs.append(brief)
+            blobs.append(blob)
+    return briefs, blobs

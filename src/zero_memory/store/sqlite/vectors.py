@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from zero_memory.domain.memory import Brief, Memory
+from zero_memory.domain.memory import Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
-from zero_memory.store.sqlite.recall_rows import RecallRows, passes, vector_bytes
+from zero_memory.store.sqlite.recall_rows import RecallRows, usable
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 T = TypeVar("T")
@@ -234,16 +234,8 @@ class SQLiteVectors(RecallRows):
     ) -> list[BriefNeighbour]:
         """``_verified`` as briefs, the rows read through the row cache (``store/sqlite/recall_rows.py``)
         and filtered as ``_filter_sql`` does."""
-        rows = self.cached_rows([seq for seq, _ in hits])
-        briefs: list[Brief] = []
-        blobs: list[bytes] = []
-        for seq, _ in hits:
-            row = rows.get(seq)
-            if row is not None and passes(row, flt.scopes, flt.kinds, flt.owner):
-                blob = vector_bytes(row, self.dim)
-                if blob is not None:
-                    briefs.append(row.brief)
-                    blobs.append(blob)
+        seqs = [seq for seq, _ in hits]
+        briefs, blobs = usable(self.cached_rows(seqs), seqs, flt.scopes, flt.kinds, flt.owner, self.dim)
         if not briefs:
             return []
         scored = _scored(vector, blobs, [brief.id for brief in briefs], floor, self.dim)
