@@ -8,6 +8,8 @@ from typing import cast
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, memory, put, visibility
@@ -117,6 +119,26 @@ def test_a_word_counts_in_a_text_where_it_stands_whole_as_the_text_splits_into_w
 def test_words_split_on_punctuation_and_underscores_as_both_indexes_do() -> None:
     words = ["ops", "4963", "docs", "runbooks", "tracing", "s3", "md", "v2"]
     assert terms("OPS-4963 docs/runbooks/tracing_s3.md v2.3") == words
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sets(st.integers(1, 60), max_size=25), st.integers(1, 4)),  # a word's rows and its weight
+        max_size=fulltext.MASKED_WORDS + 3,  # beyond the masks too
+    )
+)
+def test_candidates_rank_by_the_weight_of_the_words_they_hold_then_newest_first(
+    words: list[tuple[set[int], int]],
+) -> None:
+    held: dict[int, int] = {}
+    for rows, weight in words:
+        for row in rows:
+            held[row] = held.get(row, 0) + weight
+    expected = sorted(held, key=lambda row: (-held[row], -row))
+    postings = [np.array(sorted(rows), dtype=np.int64) for rows, _ in words]
+    ranked = fulltext.rank_postings(postings, [w for _, w in words])
+    assert ranked.tolist() == expected
 
 
 # -- the rule on both stores -----------------------------------------------------------------------

@@ -155,15 +155,43 @@ def plan(
     return TextPlan(weights, tuple(matched), absent, frozenset(words) if forms is None else forms)
 
 
-def rank_postings(postings: Sequence[np.ndarray], weights: Sequence[int]) -> list[int]:
+MASKED_WORDS = 12  # up to this many matched words, rows are ranked by the set of words they hold
+
+
+def rank_postings(postings: Sequence[np.ndarray], weights: Sequence[int]) -> np.ndarray:
     """The rows holding any of the matched words (each word's row numbers, ``seq``), best first: by the
     weight of the words each holds, newer (a higher number) first among equals. Each store reads the
-    postings from its index and ranks them here, so both order the candidates alike."""
+    postings from its index and ranks them here, so both order the candidates alike; each walks the
+    ranking a slice at a time, so it stays an array (a list of every row cost more than the ranking).
+
+    Each word's postings come sorted, so a stable sort of them all merges a few runs. A row's weight
+    depends only on which of the few matched words it holds: each row gets that set as a bit mask, each
+    mask the place of its weight among the masks', and a stable sort of those small numbers (a radix
+    sort) orders the rows, newest first among equals."""
     if not postings:
-        return []
+        return np.zeros(0, dtype=np.int64)
     seqs = np.concatenate([np.asarray(p, dtype=np.int64) for p in postings])
+    if not len(seqs):
+        return seqs
+    if len(postings) > MASKED_WORDS:
+        return _rank_by_sums(seqs, postings, weights)
+    bits = np.concatenate([np.full(len(p), 1 << n, dtype=np.int64) for n, p in enumerate(postings)])
+    order = np.argsort(seqs, kind="stable")
+    ordered = seqs[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    rows = ordered[starts][::-1].copy()  # newest first
+    masks = np.add.reduceat(bits[order], starts)[::-1]  # a row holds each word once
+    sums = np.zeros(1 << len(postings), dtype=np.int64)
+    for n, weight in enumerate(weights):
+        sums[np.arange(len(sums)) & (1 << n) != 0] += weight
+    places = np.unique(-sums, return_inverse=True)[1].astype(np.uint16)  # equal weights share a place
+    return rows[np.argsort(places[masks], kind="stable")]
+
+
+def _rank_by_sums(seqs: np.ndarray, postings: Sequence[np.ndarray], weights: Sequence[int]) -> np.ndarray:
+    """``rank_postings`` for many matched words: each row's summed weight, sorted."""
     scores = np.concatenate([np.full(len(p), w, dtype=np.float64) for p, w in zip(postings, weights, strict=True)])
     rows, where = np.unique(seqs, return_inverse=True)
     summed = np.bincount(where, weights=scores, minlength=len(rows))  # integer weights: exact in float64
-    ranked: list[int] = rows[np.lexsort((-rows, -summed))].tolist()
+    ranked: np.ndarray = rows[np.lexsort((-rows, -summed))]
     return ranked

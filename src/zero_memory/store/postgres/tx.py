@@ -244,7 +244,7 @@ class PostgresTx(PostgresVectors, SqlTx):
         kept: list[dict[str, Any]] = []
         step = text_slice(limit)
         for start in range(0, len(ranked), step):
-            part = ranked[start : start + step]
+            part = ranked[start : start + step].tolist()
             rows = self.conn.execute(
                 f"SELECT seq, {columns} FROM memories WHERE seq = ANY(%s::bigint[]) AND status = 'live' "
                 "AND scope = ANY(%s::text[])",

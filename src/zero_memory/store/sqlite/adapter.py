@@ -151,7 +151,7 @@ class SQLiteTx(SQLiteVectors, EmptyReads, SqlTx):
         # first as many as wanted (most pass: each row read is a page read), then twice as many each time.
         start, step = 0, limit
         while start < len(ranked) and len(kept) < limit:
-            part = ranked[start : start + step]
+            part = ranked[start : start + step].tolist()
             rows = self.cached_rows(part)
             kept.extend(
                 row
