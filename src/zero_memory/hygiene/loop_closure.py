@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from zero_memory import transitions
 from zero_memory.app import App
-from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory, retirable_by_automation
+from zero_memory.domain.memory import OPEN_LOOP_KINDS, Memory
 from zero_memory.domain.records import Judgement
 from zero_memory.hygiene.runs import Tally
 from zero_memory.judge.owners import judge_for
@@ -62,8 +62,7 @@ def candidates(app: App, owner: str) -> list[Found]:
     with system_tx(app.store, "hygiene") as tx:
         for loop in tx.live_memories(owner=owner, kinds=kinds, limit=LOOPS_PER_RUN):
             vector = tx.memory_vector(loop.id)
-            disputed = bool(tx.open_disputes_for([loop.id]))
-            if vector is None or not retirable_by_automation(loop.restored, disputed):
+            if vector is None or transitions.held_back(tx, loop):
                 # The judge is not asked about a loop the guard would keep open anyway (a dry run would count
                 # it closed): restored by a person, or with a row a person is deciding.
                 continue

@@ -31,7 +31,9 @@ The guard: automation never retires a restored or disputed memory
 through ``retire_automatically`` or ``close_loop_automatically`` (or asks
 ``hold`` first, when it must know before it opens a run), and ``hold`` turns
 the held-back retirement into the queue row the caller prepared, so a person
-decides. A person's or an agent's ``retire`` is never held.
+decides; a stage that only needs to know (loop closure, before it asks the
+judge) reads ``held_back``, the rule ``hold`` applies. A person's or an
+agent's ``retire`` is never held.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from zero_memory.transitions.queue import (
     challenge,
     dismiss,
     escalate,
+    held_back,
     hold,
     raise_dispute,
     resolve_dispute,
@@ -80,6 +83,7 @@ __all__ = [
     "examine",
     "finish_run",
     "follow_anchor",
+    "held_back",
     "hold",
     "link",
     "move",

@@ -57,10 +57,16 @@ def raise_dispute(
     return dispute, True
 
 
+def held_back(tx: Tx, memory: Memory) -> bool:
+    """The guard's rule as ``tx`` sees the memory: True when automation may not retire it (restored, or with a
+    pending row). A stage that must know before it asks a judge reads it here."""
+    return not retirable_by_automation(memory.restored, bool(tx.open_disputes_for([memory.id])))
+
+
 def hold(tx: Tx, memory: Memory, queued: Queued | None, *, actor: str, at: datetime) -> bool:
     """The guard of every automatic retirement: True when automation may not retire ``memory`` (restored, or
     with a pending row), and then ``queued`` is raised instead (None: nothing to ask, the memory stays)."""
-    if retirable_by_automation(memory.restored, bool(tx.open_disputes_for([memory.id]))):
+    if not held_back(tx, memory):
         return False
     if queued is not None:
         raise_dispute(tx, queued.dispute, actor=actor, at=at, payload=queued.payload, contradicts=queued.contradicts)
