@@ -17,7 +17,7 @@ from zero_memory.domain.memory import Brief, Status
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row, marks
 from zero_memory.store.sqlite.row_cache import Cached, RowCache
 
-CHUNK = 500
+CHUNK = 500  # row numbers or ids bound in one statement at most
 _NAMES = BRIEF_COLUMNS.split(", ")
 
 

@@ -17,12 +17,11 @@ import numpy as np
 from zero_memory.domain.memory import Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import MEMORY_COLUMNS, marks, memory_from_row
-from zero_memory.store.sqlite.recall_rows import RecallRows, usable
+from zero_memory.store.sqlite.recall_rows import CHUNK, RecallRows, usable
 from zero_memory.store.sqlite.vector_index import Filter, Row, State, VectorIndex
 
 T = TypeVar("T")
 
-CHUNK = 500
 # The sweep's search asks the clusters for 16 hits at first and scans a sixth of the clusters a recall
 # scans (``Clusters.narrow_probes``): its subjects are stored memories, whose own neighbours lie in the
 # clusters nearest them (docs/benchmarks-archive.md, "Hygiene sweep"); a search that misses its own subject goes
@@ -35,16 +34,13 @@ BESIDE_MIN_ROWS = 100_000
 
 
 class SQLiteVectors(RecallRows):
-    """Mixed into ``SQLiteTx``: ``conn``, ``index`` and ``read_only`` come from it."""
+    """Mixed into ``SQLiteTx``: ``conn``, ``index`` and what ``RecallRows`` asks for come from it."""
 
     conn: Any
     dim: int
 
     @property
     def index(self) -> VectorIndex:
-        raise NotImplementedError
-
-    def read_only(self) -> bool:
         raise NotImplementedError
 
     # -- what the index reads ---------------------------------------------------------
