@@ -209,6 +209,63 @@ def test_a_connection_the_server_dropped_is_replaced(pg_store: PostgresStore, pg
         assert tx.get_user("alice") is not None
 
 
+def _drop_every_connection(pg_url: str) -> None:
+    """As a server restart does: every other connection to the database is terminated."""
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+def test_every_pooled_connection_the_server_dropped_is_replaced(pg_store: PostgresStore, pg_url: str) -> None:
+    """The pool hands out connections unchecked: each transaction's BEGIN finds a dropped one, which is
+    replaced before anything of the transaction ran, however many of them the server dropped."""
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+    held = threading.Barrier(4)
+
+    def hold() -> None:
+        with pg_store.tx() as tx:
+            tx.get_user("alice")
+            held.wait(timeout=10)
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    held.wait(timeout=10)  # three connections open at once: the pool keeps them
+    for thread in threads:
+        thread.join()
+    _drop_every_connection(pg_url)
+    with pg_store.tx() as tx:
+        assert tx.get_user("alice") is not None
+    _drop_every_connection(pg_url)
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "bob")
+    with pg_store.tx() as tx:
+        assert tx.get_user("bob") is not None
+
+
+def test_a_pooled_connection_closed_on_this_side_is_replaced(pg_store: PostgresStore) -> None:
+    with pg_store.tx() as tx:
+        tx.conn.close()  # closed with the transaction open: the pool gets it back closed
+    with pg_store.tx(write=True) as tx:
+        add_users(tx, "alice")
+    with pg_store.tx() as tx:
+        assert tx.get_user("alice") is not None
+
+
+def test_an_error_in_a_transaction_is_not_retried(pg_store: PostgresStore) -> None:
+    """Only a BEGIN that failed on a dropped connection is tried again, never the transaction's work."""
+    calls = 0
+    with pytest.raises(psycopg.errors.UndefinedTable), pg_store.tx() as tx:
+        calls += 1
+        tx.conn.execute("SELECT * FROM no_such_table")
+    assert calls == 1
+    with pg_store.tx() as tx:
+        assert tx.conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+
+
 def _postings(store: PostgresStore) -> set[tuple[str, str, int]]:
     with store.tx() as tx:
         rows = tx.conn.execute("SELECT word, scope, seq FROM memory_words").fetchall()
