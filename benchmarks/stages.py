@@ -38,11 +38,10 @@ STAGES: dict[str, tuple[str, ...]] = {
     ),  # SQLite: the proposed rows read and scored; PostgreSQL: the search
     "word counts": ("text_plan",),
     "full text": ("text_briefs",),
-    "disputes": ("open_disputes_for",),
-    "reinforcement": ("sessions_served",),
+    # The open disputes, the sessions served (reinforcement) and the anchors, asked together.
+    "disputes, use, anchors": ("candidate_marks",),
     "rank": ("rank",),
     "freshness": ("affirmed",),
-    "anchors": ("anchors_of",),
 }
 
 

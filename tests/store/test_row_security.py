@@ -17,6 +17,7 @@ import pytest
 
 from tests.pg import PgServer
 from tests.store.factories import add_users, at, axis, memory, put
+from tests.store.test_anchors import anchor
 from zero_memory import errors
 from zero_memory.access.visibility import visibility
 from zero_memory.domain.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthToken, TokenKind
@@ -35,6 +36,7 @@ from zero_memory.domain.records import (
 )
 from zero_memory.ids import new_id
 from zero_memory.store import system_tx
+from zero_memory.store.ports.search import CandidateMarks
 from zero_memory.store.postgres.adapter import PostgresStore
 
 TEAM = "team.alice.platform"
@@ -309,3 +311,28 @@ def test_sessions_served_count_every_user_for_readable_memories_and_hand_back_th
         assert served == {seeded["bob_shared"]: 2, seeded["alice_own"]: 1}
         assert {r["user_id"] for r in rows(tx, "surfacings")} == {"alice"}
         assert rows_of(tx, "SELECT current_setting('zm.system', true) AS s")[0]["s"] in ("", None)
+
+
+def test_candidate_marks_read_under_the_callers_policies(pg: PostgresStore, seeded: dict[str, str]) -> None:
+    """Asked together in one round trip, the disputes, sessions and anchors are what each read alone shows
+    the caller: nothing of a memory only another user may read."""
+    with system_tx(pg, "seed", write=True) as tx:
+        tx.add_surfacings(
+            "bob", [seeded["bob_shared"], seeded["bob_own"]], at(), session_id="b", channel=Channel.RECALL
+        )
+        for key in ("alice_own", "bob_own", "bob_shared"):
+            tx.set_anchors(seeded[key], [anchor(seeded[key], "src/app.py")], at())
+    asked = [seeded[key] for key in ("alice_own", "alice_shared", "bob_own", "bob_shared")]
+    since = at() - timedelta(days=1)
+    with pg.tx() as tx:
+        visibility(tx, "alice")
+        marks = tx.candidate_marks(asked, since=since, channel=Channel.RECALL)
+        assert marks == CandidateMarks(
+            tx.open_disputes_for(asked),
+            tx.sessions_served(asked, since=since, channel=Channel.RECALL),
+            tx.anchors_of(asked),
+        )
+        assert {d.owner for d in marks.disputes} == {"alice"}
+        assert marks.sessions[seeded["bob_shared"]] == 1
+        assert seeded["bob_own"] not in marks.sessions
+        assert set(marks.anchors) == {seeded["alice_own"], seeded["bob_shared"]}

@@ -18,9 +18,8 @@ from zero_memory.store.base import Tx
 
 def visibility(tx: Tx, uid: str) -> Visibility:
     """The caller's scopes; the transaction then acts for ``uid`` (row-level security on PostgreSQL)."""
-    tx.act_as(uid)
+    members = tx.act_as_member(uid)
     own = {scopes.personal(uid), scopes.core(uid)}
-    members = tx.memberships(uid)
     readable = own | {m.scope for m in members}
     writable = own | {m.scope for m in members if m.role in ROLE_CAN_WRITE}
     return Visibility(uid=uid, readable=frozenset(readable), writable=frozenset(writable))

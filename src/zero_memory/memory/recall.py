@@ -41,7 +41,7 @@ from zero_memory.access.caller import Caller
 from zero_memory.access.visibility import visibility
 from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Brief, Kind, Memory, Rank, age_days, age_factor
-from zero_memory.domain.records import Channel, Dispute, Visibility
+from zero_memory.domain.records import Channel, Visibility
 from zero_memory.embedding.base import embed_queries
 from zero_memory.memory import freshness
 from zero_memory.memory.anchoring import code_changed
@@ -50,6 +50,7 @@ from zero_memory.memory.targets import read_set, session_state, settle_hint
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.store.base import Tx
 from zero_memory.store.fulltext import TextPlan
+from zero_memory.store.ports.search import CandidateMarks
 from zero_memory.telemetry import Surfacing
 
 MAX_LIMIT = 50
@@ -245,18 +246,18 @@ def recall(
         )
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
-        candidates, disputes = _gather(tx, vis, query, vector, covered, kinds, pool, config.recall_similarity, now)
+        candidates, marks = _gather(tx, vis, query, vector, covered, kinds, pool, config.recall_similarity, now)
         ranked = rank(candidates, now, limit)
         # Freshness only matters for what is returned.
         reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
-        anchored = tx.anchors_of([m.id for _, m in ranked])
     if session.pending:
         # The hint names a project still to create or a session still to attach: written once, after the
         # read (a project that does not exist yet holds nothing to recall), and never again in the session.
         settle_hint(
             app.store, caller.uid, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now
         )
-    disputed = {d.memory_a for d in disputes} | {d.memory_b for d in disputes if d.memory_b}
+    disputed = {d.memory_a for d in marks.disputes} | {d.memory_b for d in marks.disputes if d.memory_b}
+    anchored = marks.anchors
     hits = [
         Hit(
             id=m.id,
@@ -290,9 +291,9 @@ def _gather(
     pool: int,
     floor: float,
     now: datetime,
-) -> tuple[list[Candidate], list[Dispute]]:
-    """The candidates from both sides, with their similarity, text score, use and challenges; and the open
-    disputes about them."""
+) -> tuple[list[Candidate], CandidateMarks]:
+    """The candidates from both sides, with their similarity, text score, use and challenges; and what was
+    read of them for that (the open disputes about them, and their anchors, for the answer)."""
     search = tx.vector_search(floor=floor, limit=pool, scopes=covered, kinds=kinds or None)
     # The full text is read while the index is searched (on SQLite, beside it on another thread), or on
     # PostgreSQL while the query is embedded.
@@ -306,12 +307,15 @@ def _gather(
     for m in briefs:
         if m.id not in similarity and (other := text.similarity(m.id, query_vector)) is not None:
             similarity[m.id] = other
-    ids = [m.id for m in briefs]
-    disputes = tx.open_disputes_for(ids)
-    sessions = tx.sessions_served(ids, since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL)
-    challenged = {d.memory_a for d in disputes if d.verdict in CHALLENGE_VERDICTS}
+    # The disputes, the sessions served and the anchors in one call (one round trip on PostgreSQL): the
+    # anchors only matter for the few returned, but asked of every candidate they cost no round trip.
+    marks = tx.candidate_marks(
+        [m.id for m in briefs], since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL
+    )
+    sessions = marks.sessions
+    challenged = {d.memory_a for d in marks.disputes if d.verdict in CHALLENGE_VERDICTS}
     candidates = [
         Candidate(m, similarity.get(m.id, 0.0), text.score_of(m), sessions.get(m.id, 0), m.id in challenged)
         for m in briefs
     ]
-    return candidates, disputes
+    return candidates, marks

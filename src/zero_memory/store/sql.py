@@ -17,6 +17,7 @@ from zero_memory.store.queries.copying import CopyQueries
 from zero_memory.store.queries.erasure import ErasureQueries
 from zero_memory.store.queries.guards import GuardQueries
 from zero_memory.store.queries.history import HistoryQueries
+from zero_memory.store.queries.marks import MarkQueries
 from zero_memory.store.queries.memories import MemoryQueries
 from zero_memory.store.queries.oauth import OAuthQueries
 from zero_memory.store.queries.portability import PortabilityQueries
@@ -32,6 +33,7 @@ __all__ = ["COPY_TABLES", "MEMORY_COLUMNS", "SqlTx", "marks", "memory_from_row"]
 
 
 class SqlTx(
+    MarkQueries,  # before the three families it asks together
     AccountQueries,
     OAuthQueries,
     TextQueries,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from zero_memory.domain.records import Membership
+
 
 class ActingTx(Protocol):
     """Whom a transaction acts for (PostgreSQL's row-level security; nothing to enforce on SQLite), and the
@@ -18,6 +20,11 @@ class ActingTx(Protocol):
 
         ``access.visibility`` calls it; a transaction acts for one user only.
         """
+        ...
+
+    def act_as_member(self, uid: str) -> list[Membership]:
+        """``act_as(uid)``, then that user's memberships (``AccountTx.memberships``): what
+        ``access.visibility`` starts from, in one round trip on PostgreSQL."""
         ...
 
     def act_as_system(self, name: str) -> None:

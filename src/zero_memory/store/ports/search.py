@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol, TypeVar
 
 import numpy as np
 
+from zero_memory.domain.anchors import AnchorRecord
 from zero_memory.domain.memory import Brief, Memory
+from zero_memory.domain.records import Channel, Dispute
 from zero_memory.store.fulltext import TextPlan
 from zero_memory.store.ports.reader import Reader
 
@@ -25,6 +28,17 @@ class Neighbour:
 class BriefNeighbour:
     brief: Brief
     similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateMarks:
+    """What recall reads of its candidates beside their text and vectors: the open disputes about them
+    (``ReviewTx.open_disputes_for``), in how many sessions each was served (``SurfacingTx.sessions_served``),
+    and their anchors (``AnchorTx.anchors_of``)."""
+
+    disputes: list[Dispute] = field(default_factory=list)
+    sessions: Mapping[str, int] = field(default_factory=dict)
+    anchors: Mapping[str, list[AnchorRecord]] = field(default_factory=dict)
 
 
 class VectorSearch(Protocol):
@@ -80,6 +94,11 @@ class SearchTx(Protocol):
         self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
     ) -> dict[str, tuple[Brief, np.ndarray | None]]:
         """``briefs_with_vectors`` of the ``text_candidates``: what recall reads of its full-text side."""
+        ...
+
+    def candidate_marks(self, memory_ids: Collection[str], *, since: datetime, channel: Channel) -> CandidateMarks:
+        """``open_disputes_for``, ``sessions_served(since, channel)`` and ``anchors_of`` these memories, asked
+        together: one round trip on PostgreSQL."""
         ...
 
     def fulltext(self, query: str, *, scopes: Collection[str], limit: int) -> list[str]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
 from zero_memory.clock import to_text
 from zero_memory.domain.records import (
@@ -14,6 +15,13 @@ from zero_memory.domain.records import (
 from zero_memory.domain.scopes import Role
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import marks, project_from_row, user_from_row
+
+# A user's memberships (``memberships_of`` reads the rows).
+MEMBERSHIPS = "SELECT scope, user_id, role FROM memberships WHERE user_id = ?"
+
+
+def memberships_of(rows: Sequence[Any]) -> list[Membership]:
+    return [Membership(r["scope"], r["user_id"], Role(r["role"])) for r in rows]
 
 
 class AccountQueries(SqlBase):
@@ -115,8 +123,7 @@ class AccountQueries(SqlBase):
         )
 
     def memberships(self, user_id: str) -> list[Membership]:
-        rows = self._query("SELECT scope, user_id, role FROM memberships WHERE user_id = ?", (user_id,))
-        return [Membership(r["scope"], r["user_id"], Role(r["role"])) for r in rows]
+        return memberships_of(self._query(MEMBERSHIPS, (user_id,)))
 
     def members_of(self, scope: str) -> list[Membership]:
         rows = self._query("SELECT scope, user_id, role FROM memberships WHERE scope = ? ORDER BY user_id", (scope,))

@@ -17,6 +17,21 @@ ANCHOR_COLUMNS = (
 )
 
 
+def anchors_sql(count: int) -> str:
+    """The anchors of ``count`` memories (one parameter a memory id), in ``anchors_of``'s order."""
+    return (
+        f"SELECT {ANCHOR_COLUMNS} FROM memory_anchors WHERE memory_id IN ({marks(count)}) "
+        "ORDER BY memory_id, path, symbol"
+    )
+
+
+def anchors_by_memory(rows: Sequence[Any]) -> dict[str, list[AnchorRecord]]:
+    found: dict[str, list[AnchorRecord]] = {}
+    for row in rows:
+        found.setdefault(row["memory_id"], []).append(_record(row))
+    return found
+
+
 class AnchorQueries(SqlBase):
     def set_anchors(self, memory_id: str, anchors: Sequence[AnchorRecord], at: datetime) -> None:
         self._exec("DELETE FROM memory_anchors WHERE memory_id = ?", (memory_id,))
@@ -32,13 +47,7 @@ class AnchorQueries(SqlBase):
         found: dict[str, list[AnchorRecord]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            rows = self._query(
-                f"SELECT {ANCHOR_COLUMNS} FROM memory_anchors WHERE memory_id IN ({marks(len(chunk))}) "
-                "ORDER BY memory_id, path, symbol",
-                chunk,
-            )
-            for row in rows:
-                found.setdefault(row["memory_id"], []).append(_record(row))
+            found.update(anchors_by_memory(self._query(anchors_sql(len(chunk)), chunk)))
         return found
 
     def anchors_in(self, scopes: Collection[str]) -> list[AnchorRecord]:

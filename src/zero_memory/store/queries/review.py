@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,18 @@ from zero_memory.domain.records import (
 from zero_memory.store.ports.review import DisputeQuery
 from zero_memory.store.queries.base import SqlBase
 from zero_memory.store.rows import dispute_from_row, marks
+
+
+def open_disputes_sql(count: int) -> str:
+    """The pending disputes about any of ``count`` memories (their ids twice: one side, then the other)."""
+    ph = marks(count)
+    return f"SELECT * FROM disputes WHERE status = 'pending' AND (memory_a IN ({ph}) OR memory_b IN ({ph}))"
+
+
+def disputes_of(rows: Sequence[Any]) -> list[Dispute]:
+    """The disputes of ``rows``, each once, in id order."""
+    found = {row["id"]: dispute_from_row(row) for row in rows}
+    return sorted(found.values(), key=lambda d: d.id)
 
 
 class ReviewQueries(SqlBase):
@@ -105,17 +117,11 @@ class ReviewQueries(SqlBase):
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return []
-        found: dict[str, Dispute] = {}
+        rows: list[dict[str, Any]] = []
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
-            ph = marks(len(chunk))
-            rows = self._query(
-                f"SELECT * FROM disputes WHERE status = 'pending' AND (memory_a IN ({ph}) OR memory_b IN ({ph}))",
-                [*chunk, *chunk],
-            )
-            for row in rows:
-                found[row["id"]] = dispute_from_row(row)
-        return sorted(found.values(), key=lambda d: d.id)
+            rows += self._query(open_disputes_sql(len(chunk)), [*chunk, *chunk])
+        return disputes_of(rows)
 
     def settle_dispute(
         self, dispute_id: str, status: DisputeStatus, resolution: dict[str, Any], by: str, at: datetime

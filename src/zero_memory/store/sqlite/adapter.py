@@ -21,6 +21,7 @@ import numpy as np
 
 from zero_memory.clock import to_text, utcnow
 from zero_memory.domain.memory import Brief
+from zero_memory.domain.records import Membership
 from zero_memory.store import migrations
 from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
 from zero_memory.store.ports.reader import SYSTEM, Reader
@@ -72,6 +73,9 @@ class SQLiteTx(SQLiteVectors, EmptyReads, SqlTx):
 
     def act_as(self, uid: str) -> None:
         """Nothing to enforce: SQLite has no row-level security (the services' filters are the only ones)."""
+
+    def act_as_member(self, uid: str) -> list[Membership]:
+        return self.memberships(uid)
 
     def act_as_system(self, name: str) -> None:
         """Nothing to enforce: SQLite has no row-level security."""
