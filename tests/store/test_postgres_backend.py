@@ -19,7 +19,7 @@ from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import migrations
 from zero_memory.store.postgres.adapter import PostgresStore
 from zero_memory.store.postgres.checks import supports_iterative_scan
-from zero_memory.store.postgres.tx import PostgresTx
+from zero_memory.store.postgres.tx import PostgresTx, seqs_of
 from zero_memory.store.postgres.vectors import USE_INDEX, USED_INDEX
 from zero_memory.store.stems import stems_of
 
@@ -264,6 +264,18 @@ def test_an_error_in_a_transaction_is_not_retried(pg_store: PostgresStore) -> No
     assert calls == 1
     with pg_store.tx() as tx:
         assert tx.conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+
+
+def test_postings_sent_as_bytes_read_back_as_the_numbers(pg_store: PostgresStore) -> None:
+    """The postings statement's string of int8send values is each number, large ones included."""
+    numbers = [1, 2**31 + 7, 5_000_000_000, 2**62]
+    with pg_store.tx() as tx:
+        row = tx.conn.execute(
+            "SELECT string_agg(int8send(n), ''::bytea) AS seqs FROM unnest(%s::bigint[]) AS n", (numbers,), binary=True
+        ).fetchone()
+    assert row is not None
+    assert seqs_of(row["seqs"]).tolist() == numbers
+    assert seqs_of(None).tolist() == []
 
 
 def _postings(store: PostgresStore) -> set[tuple[str, str, int]]:

@@ -64,10 +64,13 @@ TEXT_SLICE_MARGIN = 8
 
 
 # Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
-# from the index alone (migration 0015).
+# from the index alone (migration 0015). Sent as one string of 8-byte big-endian integers a word, which
+# numpy reads as it is (``seqs_of``): as a bigint[], psycopg made a Python int of each of up to
+# POSTINGS_BUDGET numbers, and numpy an array of the list (measured at 100,000 memories, 3,500 postings a
+# query: 0.1 ms less a query, 0.4 ms at 16,000).
 POSTINGS = (
-    "SELECT q.word, (SELECT array_agg(seq) FROM zm_word_postings(q.word, %s::text[])) AS seqs "
-    "FROM unnest(%s::text[]) AS q(word)"
+    "SELECT q.word, (SELECT string_agg(int8send(seq), ''::bytea) FROM zm_word_postings(q.word, %s::text[])) "
+    "AS seqs FROM unnest(%s::text[]) AS q(word)"
 )
 
 
@@ -275,8 +278,8 @@ class PostgresTx(PostgresVectors, SqlTx):
             return []
         readable = sorted(scopes)
         rows = self.conn.execute(POSTINGS, (readable, list(plan.matched)), binary=True).fetchall()
-        seqs = {r["word"]: r["seqs"] or [] for r in rows}
-        postings = [np.asarray(seqs.get(word, []), dtype=np.int64) for word in plan.matched]
+        seqs = {r["word"]: r["seqs"] for r in rows}
+        postings = [seqs_of(seqs.get(word)) for word in plan.matched]
         ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
         kept: list[dict[str, Any]] = []
         step = text_slice(limit)
@@ -293,6 +296,13 @@ class PostgresTx(PostgresVectors, SqlTx):
             if len(kept) >= limit:
                 break
         return kept[:limit]
+
+
+def seqs_of(value: bytes | None) -> np.ndarray:
+    """A word's postings as ``POSTINGS`` sends them (None: no row holds it), as int64 in this machine's order."""
+    if not value:
+        return np.zeros(0, dtype=np.int64)
+    return np.frombuffer(value, dtype=">i8").astype(np.int64)
 
 
 def _sessions_of(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
