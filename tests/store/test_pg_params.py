@@ -46,3 +46,10 @@ def test_each_in_list_becomes_one_array_parameter(
 def test_lists_of_any_length_share_one_statement_text() -> None:
     texts = {statement(f"SELECT * FROM t WHERE id IN ({', '.join('?' * n)}) AND a = ?").sql for n in range(1, 40)}
     assert texts == {"SELECT * FROM t WHERE id = ANY(%s) AND a = %s"}
+
+
+def test_the_binary_spelling_sends_only_the_arrays_in_binary() -> None:
+    shared = statement("SELECT * FROM d WHERE s = ? AND (a IN (?, ?) OR b NOT IN (?,?))")
+    assert shared.sql == "SELECT * FROM d WHERE s = %s AND (a = ANY(%s) OR b <> ALL(%s))"
+    assert shared.binary_sql == "SELECT * FROM d WHERE s = %s AND (a = ANY(%b) OR b <> ALL(%b))"
+    assert statement("SELECT 1").binary_sql == "SELECT 1"

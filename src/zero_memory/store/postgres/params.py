@@ -30,6 +30,10 @@ class Statement:
     sql: str
     # (first parameter, how many): the run of the query's parameters that one array takes.
     lists: tuple[tuple[int, int], ...] = ()
+    # ``sql`` with each array sent in binary (``%b``): psycopg dumps a list of strings as text a value at a
+    # time, checking each for characters to quote (130 µs for 120 memory ids; 26 µs in binary). For a
+    # statement whose lists are known to hold values of one type, none of them None.
+    binary_sql: str = ""
 
     def params(self, params: Sequence[Any]) -> list[Any]:
         """The query's parameters as psycopg takes them: each list's run of values as one list."""
@@ -50,20 +54,25 @@ class Statement:
 def statement(sql: str) -> Statement:
     """``sql``'s marks as ``%s``, each ``IN (?, …)`` list one array parameter."""
     parts: list[str] = []
+    binary: list[str] = []
     lists: list[tuple[int, int]] = []
     at = 0
     index = 0
     for match in _MARKS.finditer(sql):
         parts.append(sql[at : match.start()])
+        binary.append(sql[at : match.start()])
         at = match.end()
         text = match.group(0)
         if text == "?":
             parts.append("%s")
+            binary.append("%s")
             index += 1
             continue
         count = text.count("?")
         parts.append("<> ALL(%s)" if match.group(1) else "= ANY(%s)")
+        binary.append("<> ALL(%b)" if match.group(1) else "= ANY(%b)")
         lists.append((index, count))
         index += count
     parts.append(sql[at:])
-    return Statement("".join(parts), tuple(lists))
+    binary.append(sql[at:])
+    return Statement("".join(parts), tuple(lists), "".join(binary))

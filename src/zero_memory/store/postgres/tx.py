@@ -56,7 +56,7 @@ STATISTICS_PASS = (
 )
 STATISTICS_PASSED = "SELECT set_config('zm.system', current_setting('zm.counted_for'), true)"
 
-SESSIONS_SERVED = "SELECT memory_id, sessions FROM zm_sessions_served(%s::text[], %s, %s)"
+SESSIONS_SERVED = "SELECT memory_id, sessions FROM zm_sessions_served(%b::text[], %s, %s)"
 SET_CALLER = "SELECT set_config('zm.caller', %s, true)"
 
 # The rows beyond the limit each slice of the full-text ranking reads (``text_slice``).
@@ -242,10 +242,10 @@ class PostgresTx(PostgresVectors, SqlTx):
         if not ids:
             return CandidateMarks()
         disputes, anchors = statement(open_disputes_sql(len(ids))), statement(anchors_sql(len(ids)))
-        with self.conn.pipeline():
-            disputed = self.conn.execute(disputes.sql, disputes.params([*ids, *ids]))
+        with self.conn.pipeline():  # the ids in binary, as they are one type (memory ids, text)
+            disputed = self.conn.execute(disputes.binary_sql, disputes.params([*ids, *ids]))
             served = self.conn.execute(SESSIONS_SERVED, (ids, to_text(since), str(channel)))
-            anchored = self.conn.execute(anchors.sql, anchors.params(ids))
+            anchored = self.conn.execute(anchors.binary_sql, anchors.params(ids))
         return CandidateMarks(
             disputes_of(disputed.fetchall()), _sessions_of(served.fetchall()), anchors_by_memory(anchored.fetchall())
         )
@@ -286,7 +286,7 @@ class PostgresTx(PostgresVectors, SqlTx):
         for start in range(0, len(ranked), step):
             part = ranked[start : start + step].tolist()
             rows = self.conn.execute(
-                f"SELECT seq, {columns} FROM memories WHERE seq = ANY(%s::bigint[]) AND status = 'live' "
+                f"SELECT seq, {columns} FROM memories WHERE seq = ANY(%b::bigint[]) AND status = 'live' "
                 "AND scope = ANY(%s::text[])",
                 (part, readable),
                 binary=True,
