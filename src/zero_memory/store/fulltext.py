@@ -186,7 +186,10 @@ def rank_postings(postings: Sequence[np.ndarray], weights: Sequence[int]) -> np.
     ordered = seqs[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     rows = ordered[starts][::-1].copy()  # newest first
-    masks = np.add.reduceat(bits[order], starts)[::-1]  # a row holds each word once
+    # A row's mask is the sum of its words' bits (it holds each word once): running sums, read at each row's
+    # last posting, less the previous row's (``np.add.reduceat`` took half as long again).
+    summed = np.cumsum(bits[order])[np.append(starts[1:], len(ordered)) - 1]
+    masks = np.diff(summed, prepend=0)[::-1]
     sums = np.zeros(1 << len(postings), dtype=np.int64)
     for n, weight in enumerate(weights):
         sums[np.arange(len(sums)) & (1 << n) != 0] += weight
