@@ -27,7 +27,7 @@ word's postings, which grows with the store. So the search runs in two stages:
 
 1. **candidates** (each store, by its index): the memories holding any of the
    query's rarest words — rarest first, for as long as their document counts
-   together stay within ``POSTINGS_BUDGET`` — ordered by the weight of those
+   together stay within the budget (``postings_budget``) — ordered by the weight of those
    words they hold, newer first among equals;
 2. **scoring** (here, on the candidates' text and on the vector side's
    candidates alike): ``TextPlan.score`` over *every* word of the query, so the
@@ -37,7 +37,10 @@ The budget was measured on the quality benchmark (docs/calibration.md): at 100k
 memories 5,000 postings reached the plateau of the rule without stems; with
 stems a word's count is the sum of its forms', fewer of a query's words fit,
 and 20,000 brings back what 5,000 lost (full text alone finds the target in
-the first ten for 0.563 of the queries against 0.387).
+the first ten for 0.563 of the queries against 0.387). At 10k memories 20,000
+gained nothing on 5,000 and cost a quarter of recall's fixed cost (words held
+by half the store matched): the budget is a fifth of the store's memories,
+never less than 5,000 nor more than 20,000 (``POSTINGS_BUDGET``).
 Weights are integers (micro-units of IDF) so both stores sum them exactly and
 order equal scores the same way.
 """
@@ -55,7 +58,9 @@ import numpy as np
 from zero_memory.store.stems import stem
 from zero_memory.store.terms import WORD_RE
 
-POSTINGS_BUDGET = 20_000
+POSTINGS_BUDGET = 20_000  # the candidate stage's postings at most, whatever the store's size
+POSTINGS_FLOOR = 5_000  # ... and at least (a small store's every word)
+POSTINGS_SHARE = 0.2  # ... and otherwise this share of the store's memories
 WEIGHT_SCALE = 1_000_000
 K1 = 0.1  # how soon repeats of a word stop adding to its score (0: presence only)
 B = 0.0  # how much a text's length matters (0: not at all, measured best)
@@ -129,6 +134,11 @@ def _held(text: str) -> tuple[int, dict[str, str | tuple[str, ...]]]:
     return len(words), held
 
 
+def postings_budget(documents: int) -> int:
+    """The postings a query's matched words may hold together in a store of ``documents`` memories."""
+    return min(POSTINGS_BUDGET, max(POSTINGS_FLOOR, int(documents * POSTINGS_SHARE)))
+
+
 def plan(
     words: list[str],
     documents: int,
@@ -144,9 +154,9 @@ def plan(
     whose rarest word alone exceeds the budget matches nothing: its candidates
     come from the vector side.
     """
-    budget = POSTINGS_BUDGET if budget is None else budget
     found = sorted((w for w in words if counts.get(w, 0) > 0), key=lambda w: (counts[w], w))
     documents = max(documents, max((counts[w] for w in found), default=0))
+    budget = postings_budget(documents) if budget is None else budget
     weights = {w: max(1, round(idf(documents, counts[w]) * WEIGHT_SCALE)) for w in found}
     unheld = round(idf(max(documents, ABSENT_DOCUMENTS), 0) * WEIGHT_SCALE)
     missing = sum(unheld for w in words if counts.get(w, 0) <= 0)
