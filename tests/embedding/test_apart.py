@@ -4,6 +4,7 @@ gone with the block."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from collections.abc import Sequence
 
@@ -27,6 +28,22 @@ def test_the_child_gives_the_embedder_s_own_vectors(embedder: Embedder) -> None:
         assert (apart.model_id, apart.dim) == (embedder.model_id, embedder.dim)
         np.testing.assert_allclose(apart.embed(texts), embedder.embed(texts), atol=1e-6)
     assert multiprocessing.active_children() == []
+
+
+class NicenessEmbedder(HashingEmbedder):
+    """Gives, for each text, the priority (niceness) of the process that embeds it."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.full((len(texts), self.dim), float(os.nice(0)), dtype=np.float32)
+
+
+def test_the_children_run_at_the_niceness_asked_and_the_caller_keeps_its_own() -> None:
+    caller = os.nice(0)
+    with embedding_apart(NicenessEmbedder(), niceness=5) as apart:
+        assert apart.embed(["anything"])[0, 0] == min(caller + 5, 19)
+    with embedding_apart(NicenessEmbedder()) as apart:
+        assert apart.embed(["anything"])[0, 0] == caller
+    assert os.nice(0) == caller
 
 
 def test_a_failing_pass_in_the_child_raises_in_the_caller() -> None:

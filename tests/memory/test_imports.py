@@ -4,6 +4,7 @@ that fails leaves nothing of itself behind."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -177,6 +178,34 @@ def test_a_failing_embedding_surfaces_in_the_caller_and_its_batch_and_the_later_
     assert stored(app, "alice") == sorted(contents[:5])
     assert len(import_audits(app)) == 5
     assert advanced == [5]
+
+
+class PriorityNotingEmbedder(HashingEmbedder):
+    """Embeds as the hashing model does, and notes the priority (niceness) of the process embedding."""
+
+    def __init__(self, notes: Path) -> None:
+        super().__init__()
+        self.notes = notes
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self.notes.open("a") as handle:
+            handle.write(f"{os.getpid()} {os.nice(0)}\n")
+        return super().embed(texts)
+
+
+def test_an_import_embeds_below_the_priority_of_the_process_serving_recalls(
+    make_app: Callable[..., App], alice: Caller, tmp_path: Path
+) -> None:
+    """A server answering recalls while a team's history is imported gets the cores first."""
+    notes = tmp_path / "priorities"
+    app = make_app(embedder=PriorityNotingEmbedder(notes))
+    import_path(
+        app, alice, records(tmp_path / "notes.jsonl", ["the build uses uv", "deploys go on Tuesdays"]), scope="personal"
+    )
+    embedded = {tuple(map(int, line.split())) for line in notes.read_text().split("\n") if line}
+    assert embedded and {pid for pid, _ in embedded}.isdisjoint({os.getpid()})
+    assert {niceness for _, niceness in embedded} == {min(os.nice(0) + imports.IMPORT_NICENESS, 19)}
+    assert stored(app, "alice") == ["deploys go on Tuesdays", "the build uses uv"]
 
 
 advanced: list[int] = []

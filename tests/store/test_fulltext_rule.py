@@ -42,6 +42,23 @@ def test_the_rarest_words_are_matched_while_their_postings_fit_the_budget(
     assert plan(["service", "nightly", "e4711"], 40, counts, budget=budget).matched == matched
 
 
+@pytest.mark.parametrize(
+    ("documents", "budget"), [(40, 5_000), (10_000, 5_000), (50_000, 10_000), (100_000, 20_000), (1_000_000, 20_000)]
+)
+def test_the_budget_is_a_fifth_of_the_store_within_its_floor_and_its_cap(documents: int, budget: int) -> None:
+    assert fulltext.postings_budget(documents) == budget
+
+
+def test_a_word_held_by_a_tenth_of_the_store_chooses_candidates_in_a_large_store_only() -> None:
+    """At 10,000 memories the words of half the store fit 20,000 postings and bought nothing; at 100,000 the
+    words of a fifth of it do."""
+    assert plan(["deploy", "release"], 10_000, {"deploy": 300, "release": 6_000}).matched == ("deploy",)
+    assert plan(["deploy", "release"], 100_000, {"deploy": 3_000, "release": 16_000}).matched == (
+        "deploy",
+        "release",
+    )
+
+
 def test_words_no_memory_holds_are_dropped_and_rarer_words_weigh_more() -> None:
     weighed = plan(["service", "kubernetes", "e4711"], 40, {"service": 30, "e4711": 1, "kubernetes": 0})
     assert set(weighed.weights) == {"service", "e4711"}

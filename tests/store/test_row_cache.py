@@ -19,6 +19,7 @@ from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, add_users, memory, put, toward, visibility
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store.sqlite.adapter import SQLiteStore
+from zero_memory.store.sqlite.row_cache import RowCache
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "zero_memory"
 SCOPE = "proj.alice.api"
@@ -150,6 +151,28 @@ def test_the_cache_holds_at_most_its_rows(store: SQLiteStore) -> None:
         rev = tx.committed_rev()
     assert len(store.row_cache.get(rev, range(1, 8))) == 3
     assert read(store) == first
+
+
+def test_recalls_coming_round_to_a_few_more_rows_than_the_cache_holds_are_still_mostly_served(
+    store: SQLiteStore,
+) -> None:
+    """Rows asked again in the same order, a tenth more of them than the cache holds: forgetting the oldest
+    first forgot each just before it was asked (nothing served), forgetting at random keeps most."""
+    with store.tx() as tx:
+        rev = tx.committed_rev()
+        row = tx.cached_rows([1])[1]
+    cache = RowCache(max_rows=1_000)
+    assert cache.serves(rev, lambda after, limit: [])
+    asked = served = 0
+    for lap in range(6):
+        for start in range(0, 1_100, 100):
+            seqs = range(start, start + 100)
+            found = cache.get(rev, seqs)
+            if lap >= 3:  # the laps after the cache filled
+                asked, served = asked + len(seqs), served + len(found)
+            cache.put(rev, {seq: row for seq in seqs if seq not in found})
+            assert len(cache.get(rev, range(1_100))) <= 1_000
+    assert served / asked > 0.6
 
 
 def test_every_column_a_cached_row_holds_moves_the_change_counter_when_the_code_changes_it() -> None:

@@ -5,11 +5,16 @@ thread that embeds while another writes shares one core with it: measured at 100
 embedding on a thread ahead of its writes used 0.95 of a core (145 s of CPU in 152 s). A forked child
 inherits the loaded model (its pages shared, not copied) and has a GIL of its own; texts go to it and
 vectors come back through a pipe, 512 KB for a batch of 256.
+
+A bulk import's children may run at a lower priority (``niceness``): on a machine that also serves
+recalls, the cores go to those first and the import takes what is left (on an idle machine it takes
+everything, as before).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -35,15 +40,19 @@ class _ChildEmbedder:
 
 
 @contextmanager
-def embedding_apart(embedder: Embedder, *, processes: int = 1) -> Iterator[Embedder]:
+def embedding_apart(embedder: Embedder, *, processes: int = 1, niceness: int = 0) -> Iterator[Embedder]:
     """``embedder`` run by forked child processes for the duration of the block, one pass at a time each;
-    the children are gone after it. Calls from several threads at once are embedded side by side.
+    the children are gone after it. Calls from several threads at once are embedded side by side. The
+    children run ``niceness`` steps below the caller's priority (``os.nice``).
 
     An exception raised in the child's pass is raised by ``embed`` in the caller; a child that dies
     raises ``BrokenProcessPool``.
     """
     pool = ProcessPoolExecutor(
-        max_workers=processes, mp_context=multiprocessing.get_context("fork"), initializer=_adopt, initargs=(embedder,)
+        max_workers=processes,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_adopt,
+        initargs=(embedder, niceness),
     )
     try:
         yield _ChildEmbedder(embedder, pool)
@@ -51,9 +60,11 @@ def embedding_apart(embedder: Embedder, *, processes: int = 1) -> Iterator[Embed
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _adopt(embedder: Embedder) -> None:
+def _adopt(embedder: Embedder, niceness: int) -> None:
     global _child_embedder
     _child_embedder = embedder
+    if niceness:
+        os.nice(niceness)
 
 
 def _embed(texts: list[str]) -> np.ndarray:

@@ -48,6 +48,9 @@ from zero_memory.memory.validation import check_fields, check_text, invalid_inpu
 BATCH = 256
 # Batches guarded and embedded (a child process each) while the one before is written.
 EMBED_AHEAD = 2
+# The import's embedding children run this many steps below the caller's priority: recalls served meanwhile get
+# the cores first (benchmarks/growth.py, docs/benchmarks.md).
+IMPORT_NICENESS = 10
 MAX_REPORTED_FAILURES = 1_000
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
@@ -148,7 +151,7 @@ def import_path(
     report = ImportReport()
     with (
         app.store.bulk_load(count_records(path)),
-        embedding_apart(app.embedder, processes=max(EMBED_AHEAD, 1)) as embedder,
+        embedding_apart(app.embedder, processes=max(EMBED_AHEAD, 1), niceness=IMPORT_NICENESS) as embedder,
         worked_ahead(partial(_guard_and_embed, embedder), _batches(path), ahead=EMBED_AHEAD) as embedded,
     ):
         for batch, ready in embedded:
