@@ -70,6 +70,20 @@ def test_setting_a_membership_again_changes_the_role(store: Store) -> None:
         assert tx.memberships("alice") == []
 
 
+def test_acting_as_a_member_reads_the_users_memberships(store: Store) -> None:
+    """``act_as_member`` (one round trip on PostgreSQL) reads what ``memberships`` does."""
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice", "bob")
+        tx.add_project(project("alice", "api"))
+        tx.add_project(project("alice", "web"))
+        tx.set_membership("proj.alice.api", "bob", Role.READER, at(0))
+        tx.set_membership("proj.alice.web", "bob", Role.ADMIN, at(1))
+    with store.tx() as tx:
+        members = tx.act_as_member("bob")
+        assert sorted(members, key=lambda m: m.scope) == sorted(tx.memberships("bob"), key=lambda m: m.scope)
+        assert {m.scope for m in members} == {"proj.alice.api", "proj.alice.web"}
+
+
 def test_the_first_attach_of_a_session_wins(store: Store) -> None:
     with store.tx(write=True) as tx:
         assert tx.get_session("alice", "s1") is None

@@ -336,3 +336,20 @@ def test_candidate_marks_read_under_the_callers_policies(pg: PostgresStore, seed
         assert marks.sessions[seeded["bob_shared"]] == 1
         assert seeded["bob_own"] not in marks.sessions
         assert set(marks.anchors) == {seeded["alice_own"], seeded["bob_shared"]}
+
+
+def test_acting_as_a_member_names_the_caller_and_reads_its_memberships(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    """One round trip for both: the memberships are the caller's, and the transaction then acts for it."""
+    with system_tx(pg, "hygiene") as tx:
+        expected = tx.memberships("bob")
+    with pg.tx() as tx:
+        assert tx.act_as_member("bob") == expected == tx.memberships("bob")
+        assert {r["owner"] for r in rows(tx, "memories")} == {"alice", "bob"}  # bob's own and the team's
+        assert seeded["alice_own"] not in {r["id"] for r in rows(tx, "memories")}
+        with pytest.raises(errors.ZMError, match=r"^internal: one transaction acts for one user"):
+            tx.act_as_member("alice")
+    with system_tx(pg, "hygiene") as tx:
+        assert tx.act_as_member("carol") == []  # a system pass stays the system pass
+        assert {r["owner"] for r in rows(tx, "memories")} == {"alice", "bob"}
