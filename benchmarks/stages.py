@@ -34,8 +34,10 @@ STAGES: dict[str, tuple[str, ...]] = {
     "vector rows": (
         "_verified",
         "_nearest",
+        "_nearest_of",
+        "_finish_nearest",
         "verified_briefs",
-    ),  # SQLite: the proposed rows read and scored; PostgreSQL: the search
+    ),  # SQLite: the proposed rows read and scored; PostgreSQL: the search (its wait, once sent beside the full text)
     "word counts": ("text_plan",),
     "full text": ("text_briefs",),
     # The open disputes, the sessions served (reinforcement) and the anchors, asked together.

@@ -86,7 +86,7 @@ class PostgresTx(PostgresVectors, SqlTx):
 
     def __init__(self, store: TxStore, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.store = store
-        self.conn = conn
+        self._conn = conn
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         shared = statement(sql)
@@ -266,7 +266,10 @@ class PostgresTx(PostgresVectors, SqlTx):
         slice half as long again as ``limit`` rather than four times it (at 100,000 memories the 240-row
         slice took 4 ms under load, and every row of it was live)."""
         found: dict[str, tuple[Brief, np.ndarray | None]] = {}
-        for row in self._ranked_rows(plan, scopes, limit, f"{BRIEF_COLUMNS}, embedding"):
+        rows = self._ranked_rows(plan, scopes, limit, f"{BRIEF_COLUMNS}, embedding")
+        if self._rows_read is not None:
+            self._rows_read()  # a vector search goes out (``BriefSearch``): nothing else reads until it is back
+        for row in rows:
             if (read := self._readable_brief(row, reader)) is not None:
                 found[row["id"]] = read
         return found

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -23,6 +24,7 @@ import psycopg
 from pgvector import Vector
 from psycopg import IsolationLevel
 
+from zero_memory import errors
 from zero_memory.domain.memory import Memory
 from zero_memory.store.ports.search import BriefNeighbour, Neighbour
 from zero_memory.store.rows import BRIEF_COLUMNS, brief_from_row
@@ -107,7 +109,20 @@ class PostgresVectors:
     """Mixed into ``PostgresTx``: ``store`` and ``conn`` come from it."""
 
     store: SearchedStore
-    conn: psycopg.Connection[dict[str, Any]]
+    _conn: psycopg.Connection[dict[str, Any]]
+    # Called by ``text_briefs`` once its rows are read, before it makes briefs of them: ``BriefSearch.run``
+    # sends its search then.
+    _rows_read: Callable[[], None] | None = None
+    # While a search sent by ``BriefSearch`` is not yet fetched: the connection is in pipeline mode, where a
+    # statement's result is there only once fetched, and reading it is refused.
+    _in_flight = False
+
+    @property
+    def conn(self) -> psycopg.Connection[dict[str, Any]]:
+        """The transaction's connection."""
+        if self._in_flight:
+            raise errors.internal("the transaction was read while recall's vector search was in flight")
+        return self._conn
 
     def _embedding_param(self, vector: np.ndarray) -> Any:
         return Vector(np.ascontiguousarray(vector, dtype=np.float32))
@@ -146,47 +161,55 @@ class PostgresVectors:
         kinds: Collection[str] | None = None,
     ) -> list[tuple[dict[str, Any], float]]:
         """``similar``'s answer as rows of ``columns``, each with its similarity, most similar first."""
-        if limit <= 0 or (scopes is not None and not scopes) or (kinds is not None and not kinds):
+        return self._nearest_of(Nearest(vector, columns, floor, limit, scopes, owner, exclude, kinds))
+
+    def _nearest_of(self, nearest: Nearest) -> list[tuple[dict[str, Any], float]]:
+        if nearest.empty:
             return []
-        fetch = limit + 8  # relaxed order may misplace a few rows at the edge: sorted below
-        key = (
-            None if scopes is None else tuple(sorted(scopes)),
-            owner,
-            None if kinds is None else tuple(sorted(str(k) for k in kinds)),
+        with self.conn.pipeline():  # one round trip: the settings of an index scan, the search, sorting as it was
+            cursor = self._send_nearest(nearest)
+        return self._finish_nearest(nearest, cursor)
+
+    def _send_nearest(self, nearest: Nearest, walked: bool | None = None) -> psycopg.Cursor[dict[str, Any]]:
+        """Send the search (the caller's pipeline sends its three statements at once): the walk alone if the
+        filters walked the index lately (``walked`` None), else as the candidates' count decides."""
+        if walked is None:
+            walked = self.store.walked_lately(nearest.key)
+        nearest.walked = walked
+        query, params = self._similar_query(
+            nearest.vector,
+            fetch=nearest.fetch,
+            scopes=nearest.scopes,
+            owner=nearest.owner,
+            exclude=nearest.exclude,
+            kinds=nearest.kinds,
+            walked=walked,
+            columns=nearest.columns,
         )
+        self._conn.execute(USE_INDEX, (str(ef_search(nearest.fetch)),))
+        cursor = self._conn.execute(query, params)
+        self._conn.execute(USED_INDEX)
+        return cursor
 
-        def search(walked: bool) -> list[dict[str, Any]]:
-            query, params = self._similar_query(
-                vector,
-                fetch=fetch,
-                scopes=scopes,
-                owner=owner,
-                exclude=exclude,
-                kinds=kinds,
-                walked=walked,
-                columns=columns,
-            )
-            # One round trip: the settings of an index scan, the search, sorting as it was.
-            with self.conn.pipeline():
-                self.conn.execute(USE_INDEX, (str(ef_search(fetch)),))
-                cursor = self.conn.execute(query, params)
-                self.conn.execute(USED_INDEX)
-            return cursor.fetchall()
-
-        walked = self.store.walked_lately(key)
-        rows = search(walked)
-        if walked and len(rows) < fetch:
+    def _finish_nearest(
+        self, nearest: Nearest, cursor: psycopg.Cursor[dict[str, Any]]
+    ) -> list[tuple[dict[str, Any], float]]:
+        """The rows of a search sent, scored: ``_nearest``'s answer."""
+        rows = cursor.fetchall()
+        if nearest.walked and len(rows) < nearest.fetch:
             # A walk that came back short: few rows pass the filters now (the scopes shrank since they were
             # last counted) or the iterative scan gave up on them. Counted again, they may be searched exactly.
-            rows = search(False)
+            with self._conn.pipeline():
+                cursor = self._send_nearest(nearest, walked=False)
+            rows = cursor.fetchall()
         if rows and rows[0]["walked"]:
-            self.store.note_walk(key)
+            self.store.note_walk(nearest.key)
         else:
-            self.store.forget_walk(key)
+            self.store.forget_walk(nearest.key)
         scored = [(r, 1.0 - float(r["distance"])) for r in rows]
-        scored = [(r, similarity) for r, similarity in scored if similarity >= floor]
+        scored = [(r, similarity) for r, similarity in scored if similarity >= nearest.floor]
         scored.sort(key=lambda pair: (-pair[1], pair[0]["id"]))
-        return scored[:limit]
+        return scored[: nearest.limit]
 
     def vector_search(
         self, *, floor: float, limit: int, scopes: Collection[str] | None = None, kinds: Collection[str] | None = None
@@ -373,10 +396,54 @@ class PostgresVectors:
         return cursor.fetchall()
 
 
+@dataclass(slots=True)
+class Nearest:
+    """One nearest-neighbour search's arguments (``PostgresVectors._nearest``), and whether it walked."""
+
+    vector: np.ndarray
+    columns: str
+    floor: float
+    limit: int
+    scopes: Collection[str] | None
+    owner: str | None
+    exclude: Collection[str]
+    kinds: Collection[str] | None
+    walked: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing can pass the filters (no row asked for, no scope or kind allowed)."""
+        return (
+            self.limit <= 0
+            or (self.scopes is not None and not self.scopes)
+            or (self.kinds is not None and not self.kinds)
+        )
+
+    @property
+    def fetch(self) -> int:
+        return self.limit + 8  # relaxed order may misplace a few rows at the edge: sorted after
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The memo's key for these filters (``walked_lately``)."""
+        return (
+            None if self.scopes is None else tuple(sorted(self.scopes)),
+            self.owner,
+            None if self.kinds is None else tuple(sorted(str(k) for k in self.kinds)),
+        )
+
+
 class BriefSearch:
-    """A ``VectorSearch`` that runs the search when its neighbours are asked for, one statement on the
-    transaction's connection, reading only the columns of a brief (a memory's JSON source, read and decoded
-    for each of the 68 rows a recall's search returns, is not part of one)."""
+    """A ``VectorSearch`` on the transaction's connection, reading only the columns of a brief (a memory's
+    JSON source, read and decoded for each of the 68 rows a recall's search returns, is not part of one).
+
+    ``beside``'s reads come first: they need no vector (recall's query is embedded on a thread meanwhile).
+    The search is sent as soon as they are done, when ``text_briefs`` has read its rows
+    (``PostgresVectors._rows_read``) and before it makes briefs of them: the server walks the index while
+    this process makes the briefs and recall scores their texts, and the search's rows are fetched after
+    ``beside`` returns. From the search sent until then the connection is in pipeline mode, and nothing
+    else reads it (what remains of ``beside`` is Python). A ``beside`` that reads no text rows has the
+    search made after it."""
 
     def __init__(
         self,
@@ -389,13 +456,28 @@ class BriefSearch:
         self._tx, self._floor, self._limit, self._scopes, self._kinds = tx, floor, limit, scopes, kinds
 
     def run(self, vector: Callable[[], np.ndarray], beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
-        # The search is a statement on the transaction's connection, as ``beside``'s reads are: one after
-        # the other, those first (they need no vector: recall's query is embedded on a thread meanwhile).
-        other = beside()
-        found = self._tx._nearest(
-            vector(), BRIEF_COLUMNS, floor=self._floor, limit=self._limit, scopes=self._scopes, kinds=self._kinds
-        )
+        tx = self._tx
+        sent: list[tuple[Nearest, psycopg.Cursor[dict[str, Any]]]] = []
+        with ExitStack() as pipeline:
+
+            def send() -> None:
+                nearest = self._nearest(vector())
+                if not nearest.empty:
+                    pipeline.enter_context(tx._conn.pipeline())  # left when the search's rows are fetched
+                    sent.append((nearest, tx._send_nearest(nearest)))
+                    tx._in_flight = True
+
+            tx._rows_read = send
+            try:
+                other = beside()
+            finally:
+                tx._rows_read = None
+                tx._in_flight = False
+            found = tx._finish_nearest(*sent[0]) if sent else tx._nearest_of(self._nearest(vector()))
         return [BriefNeighbour(brief_from_row(row), similarity) for row, similarity in found], other
+
+    def _nearest(self, vector: np.ndarray) -> Nearest:
+        return Nearest(vector, BRIEF_COLUMNS, self._floor, self._limit, self._scopes, None, (), self._kinds)
 
 
 @dataclass(frozen=True, slots=True)
