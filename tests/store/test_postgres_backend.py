@@ -222,24 +222,29 @@ def _drop_every_connection(pg_url: str) -> None:
         )
 
 
+def _open_at_once(store: PostgresStore | AsSystem, count: int) -> None:
+    """Hold ``count`` read transactions open at the same moment, so that the pool opens as many connections."""
+    held = threading.Barrier(count + 1)
+
+    def hold() -> None:
+        with store.tx() as tx:
+            tx.get_user("alice")
+            held.wait(timeout=10)
+
+    threads = [threading.Thread(target=hold) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    held.wait(timeout=10)
+    for thread in threads:
+        thread.join()
+
+
 def test_every_pooled_connection_the_server_dropped_is_replaced(pg_store: PostgresStore, pg_url: str) -> None:
     """The pool hands out connections unchecked: each transaction's BEGIN finds a dropped one, which is
     replaced before anything of the transaction ran, however many of them the server dropped."""
     with pg_store.tx(write=True) as tx:
         add_users(tx, "alice")
-    held = threading.Barrier(4)
-
-    def hold() -> None:
-        with pg_store.tx() as tx:
-            tx.get_user("alice")
-            held.wait(timeout=10)
-
-    threads = [threading.Thread(target=hold) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    held.wait(timeout=10)  # three connections open at once: the pool keeps them
-    for thread in threads:
-        thread.join()
+    _open_at_once(pg_store, 3)  # the pool keeps them
     _drop_every_connection(pg_url)
     with pg_store.tx() as tx:
         assert tx.get_user("alice") is not None
@@ -270,19 +275,7 @@ def test_a_pool_outlives_a_restart_of_the_server() -> None:
         try:
             with store.tx(write=True) as tx:
                 add_users(tx, "alice")
-            held = threading.Barrier(3)
-
-            def hold() -> None:
-                with store.tx() as tx:
-                    tx.get_user("alice")
-                    held.wait(timeout=10)
-
-            threads = [threading.Thread(target=hold) for _ in range(2)]
-            for thread in threads:
-                thread.start()
-            held.wait(timeout=10)  # two connections open at once: the pool keeps both
-            for thread in threads:
-                thread.join()
+            _open_at_once(store, 2)  # the pool keeps both
             server.stop()
             server.start()
             with store.tx() as tx:
