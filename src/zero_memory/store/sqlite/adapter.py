@@ -11,7 +11,7 @@ import socket
 import sqlite3
 import threading
 import uuid
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
@@ -20,17 +20,13 @@ from typing import Any
 import numpy as np
 
 from zero_memory.clock import to_text, utcnow
-from zero_memory.domain.memory import Brief
 from zero_memory.domain.records import Membership
 from zero_memory.store import migrations
-from zero_memory.store.fulltext import POSTINGS_BUDGET, TextPlan, rank_postings
-from zero_memory.store.ports.reader import SYSTEM, Reader
-from zero_memory.store.sql import SqlTx, marks
+from zero_memory.store.sql import SqlTx
 from zero_memory.store.sqlite.empty_reads import EmptyReads
+from zero_memory.store.sqlite.fulltext_reads import FullTextReads, counts_cache, postings_cache
 from zero_memory.store.sqlite.index_files import IndexFiles
-from zero_memory.store.sqlite.postings import Postings
-from zero_memory.store.sqlite.row_cache import Cached, RowCache
-from zero_memory.store.sqlite.term_counts import TermCounts
+from zero_memory.store.sqlite.row_cache import RowCache
 from zero_memory.store.sqlite.vector_index import ANN_MIN_ROWS, BACKGROUND_ROWS, EXACT_FILTER_ROWS, VectorIndex
 from zero_memory.store.sqlite.vectors import SQLiteVectors
 from zero_memory.store.sqlite.writers import Writers
@@ -38,10 +34,9 @@ from zero_memory.store.stems import stemmed
 
 BUSY_TIMEOUT_MS = 60_000
 CLOSE_SAVE_ROWS = 1_000  # unsaved index changes worth a snapshot when the store closes
-MAX_SLICE = 500  # full-text candidates' rows read in one statement at most
 
 
-class SQLiteTx(SQLiteVectors, EmptyReads, SqlTx):
+class SQLiteTx(FullTextReads, SQLiteVectors, EmptyReads, SqlTx):
     def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, *, write: bool, changes: int) -> None:
         self.store = store
         self.conn = conn
@@ -102,87 +97,6 @@ class SQLiteTx(SQLiteVectors, EmptyReads, SqlTx):
     def _vector_from_value(self, value: Any) -> np.ndarray:
         return np.frombuffer(value, dtype=np.float32).copy()
 
-    def _word_counts(self, words: list[str]) -> tuple[int, dict[str, int]]:
-        if self.conn.total_changes != self._changes:
-            return self._count_words(words)  # this transaction's own writes: not what others see
-        return self.store.term_counts.lookup(self.committed_rev(), words, self._count_words)
-
-    def _count_words(self, words: list[str]) -> tuple[int, dict[str, int]]:
-        # max(seq) is an index lookup; count(*) would scan the table.
-        total = self.conn.execute("SELECT max(seq) FROM memories").fetchone()
-        documents = int(total[0]) if total and total[0] else 0
-        counts = dict(
-            self.conn.execute(
-                f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({marks(len(words))})", words
-            ).fetchall()
-        )
-        for word in words:
-            if word not in counts:
-                # Not in the vocabulary as spelt (the tokenizer folds diacritics): count what a search finds.
-                found = self.conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-                    (_phrase(word), POSTINGS_BUDGET + 1),
-                ).fetchone()
-                counts[word] = int(found[0]) if found else 0
-        return documents, counts
-
-    def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
-        return [row.brief.id for row in self._text_rows(plan, scopes, limit)]
-
-    def text_briefs(
-        self, plan: TextPlan, *, scopes: Collection[str], limit: int, reader: Reader
-    ) -> dict[str, tuple[Brief, np.ndarray | None]]:
-        """The candidates' briefs and vectors read as they are chosen, by row number, through the row cache
-        (``text_candidates`` then ``briefs_with_vectors`` read every row twice, the second time through the
-        index of ids)."""
-        found: dict[str, tuple[Brief, np.ndarray | None]] = {}
-        for row in self._text_rows(plan, scopes, limit):
-            brief = row.brief
-            if reader is SYSTEM or brief.scope in reader.readable:  # type: ignore[union-attr]
-                vector = None if row.embedding is None else np.frombuffer(row.embedding, dtype=np.float32)
-                found[brief.id] = (brief, vector)
-        return found
-
-    def _text_rows(self, plan: TextPlan, scopes: Collection[str], limit: int) -> list[Cached]:
-        """Up to ``limit`` live rows of ``scopes`` holding a matched word, best first."""
-        if not plan.matched or not scopes or limit <= 0:
-            return []
-        # Each matched word's postings (rare words: within the plan's budget), summed into one score per row.
-        ranked = rank_postings([self._postings(word) for word in plan.matched], [plan.weights[w] for w in plan.matched])
-        scopes = frozenset(scopes)
-        kept: list[Cached] = []
-        # Walk the ranking a slice at a time, keeping live rows of the scopes asked, until enough are kept:
-        # first as many as wanted (most pass: each row read is a page read), then twice as many each time.
-        start, step = 0, limit
-        while start < len(ranked) and len(kept) < limit:
-            part = ranked[start : start + step].tolist()
-            rows = self.cached_rows(part)
-            kept.extend(
-                row
-                for seq in part
-                if (row := rows.get(seq)) is not None and row.brief.live and row.brief.scope in scopes
-            )
-            start, step = start + step, min(step * 2, MAX_SLICE)
-        return kept[:limit]
-
-    def _postings(self, word: str) -> np.ndarray:
-        if self.conn.total_changes != self._changes:
-            return self._read_postings(word)  # this transaction's own writes: not what others see
-        return self.store.postings.lookup(self.committed_rev(), word, self._read_postings)
-
-    def _read_postings(self, word: str) -> np.ndarray:
-        # One string of the row numbers, parsed by numpy: a Python row per posting took 3-4 times as long
-        # (0.9 ms for a word of 3,400 memories, 0.24 ms so).
-        found = self.conn.execute(
-            "SELECT group_concat(rowid, ' ') FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(word),)
-        ).fetchone()
-        return np.fromstring(found[0], dtype=np.int64, sep=" ") if found and found[0] else np.zeros(0, np.int64)
-
-
-def _phrase(word: str) -> str:
-    """An FTS5 query matching one word, whatever it holds."""
-    return '"' + word.replace('"', '""') + '"'
-
 
 class SQLiteStore:
     backend = "sqlite"
@@ -208,9 +122,9 @@ class SQLiteStore:
             read=self.tx,
             background_rows=background_rows,
         )
-        self.term_counts = TermCounts()
+        self.counts = counts_cache()
         self.row_cache = RowCache()
-        self.postings = Postings()
+        self.postings = postings_cache()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
