@@ -9,6 +9,7 @@ through that transaction with the owner and scope filters left out on purpose.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -353,3 +354,35 @@ def test_acting_as_a_member_names_the_caller_and_reads_its_memberships(
     with system_tx(pg, "hygiene") as tx:
         assert tx.act_as_member("carol") == []  # a system pass stays the system pass
         assert {r["owner"] for r in rows(tx, "memories")} == {"alice", "bob"}
+
+
+# A per-statement value as a policy reads it once (migration 0026): an InitPlan, as PostgreSQL prints it.
+ONCE = re.compile(r"\( SELECT (zm_system|zm_caller|zm_readable_scopes|zm_writable_scopes)\(\) AS \1\)")
+PER_STATEMENT = re.compile(r"\bzm_(system|caller|readable_scopes|writable_scopes)\(\)")
+
+
+def policies(tx: Any) -> dict[str, dict[str, Any]]:
+    """Every policy by table and name: its command, kind, roles and expressions as PostgreSQL prints them."""
+    found = rows_of(
+        tx,
+        "SELECT tablename || '.' || policyname AS name, cmd, permissive, roles::text AS roles, qual, with_check "
+        "FROM pg_policies WHERE schemaname = 'public'",
+    )
+    return {p.pop("name"): p for p in found}
+
+
+def read_per_row(expression: str | None) -> list[str]:
+    """The per-statement values an expression calls outside a sub-select: evaluated again for every row."""
+    return [m.group(0) for m in PER_STATEMENT.finditer(ONCE.sub("", expression or ""))]
+
+
+def test_every_policy_reads_the_caller_once_a_statement(pg: PostgresStore) -> None:
+    """zm_system() and zm_caller() inlined into a policy call current_setting() for each row a statement reads
+    (recall's postings: thousands); a sub-select is evaluated once. A new policy written with them bare fails here."""
+    with system_tx(pg, "check") as tx:
+        found = policies(tx)
+    assert len(found) >= 50
+    assert {name: read_per_row(p["qual"]) + read_per_row(p["with_check"]) for name, p in found.items()} == {
+        name: [] for name in found
+    }
+    assert ONCE.search(found["memory_words.memory_words_caller"]["qual"])
