@@ -25,8 +25,8 @@ query.
 --recalls N then times N whole recalls on each database (--home: a data
 directory, for the model and the secret key), in this one process, query
 by query in alternating order: the code is this checkout's for every
-database (migration 0026 changed no Python), the stores are opened without
-migrating them, and each query is embedded once beforehand, so the model's
+database (for schemas that differ in SQL alone, as policies do), the stores
+are opened without migrating them, and each query is embedded once beforehand, so the model's
 time is out of the figures. Printed per database: recall wall p50 / p95 and
 its server processes' CPU time per recall.
 """
@@ -38,8 +38,11 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -133,9 +136,7 @@ class Memo:
         self.dim = model.dim
         self.done: dict[str, Any] = {}
 
-    def embed(self, texts: list[str]) -> Any:
-        import numpy as np
-
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         for text in texts:
             if text not in self.done:
                 self.done[text] = self.model.embed([text])[0]
@@ -158,7 +159,7 @@ class Recalls:
         self.label = label
         self.app = build_app(
             Settings.from_environ({"ZM_HOME": home, "ZM_DATABASE_URL": url}), store=store, embedder=embedder
-        )  # type: ignore[arg-type]
+        )
         self.admin = psycopg.connect(database_url(server_url, name, ""), autocommit=True)
         self.name, self.role = name, role
         self.wall_ms: list[float] = []
