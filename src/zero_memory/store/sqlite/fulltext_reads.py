@@ -123,9 +123,10 @@ class FullTextReads:
         return int(found[0]) if found and found[0] else 0
 
     def grown_only(self, rev: int, top: int) -> bool:
+        # By the index of rev (the few rows changed since), never by row number (``+seq``: every row below).
         found = self.conn.execute(
-            "SELECT 1 FROM memories WHERE rev > ? AND seq <= ? "
-            "UNION ALL SELECT 1 FROM memory_removals WHERE rev > ? AND seq <= ? LIMIT 1",
+            "SELECT 1 FROM memories WHERE rev > ? AND +seq <= ? "
+            "UNION ALL SELECT 1 FROM memory_removals WHERE rev > ? AND +seq <= ? LIMIT 1",
             (rev, top, rev, top),
         ).fetchone()
         return found is None
