@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.embedding import Embedder
-from zero_memory.memory.lifecycle import get_memory, restore_memory
+from zero_memory.memory import write as write_path
+from zero_memory.memory.lifecycle import forget, get_memory, restore_memory
 from zero_memory.memory.recall import recall
 from zero_memory.store import SYSTEM, system_tx
 
@@ -220,6 +222,54 @@ def test_the_content_guard_runs_before_the_embedder(make_app: Callable[..., App]
     assert spy.seen == []
     write(app, caller, "A harmless fact about Go")
     assert spy.seen == ["A harmless fact about Go"]
+
+
+def test_a_repeated_text_is_absorbed_without_running_the_model(
+    make_app: Callable[..., App], embedder: Embedder
+) -> None:
+    spy = RecordingEmbedder(embedder)
+    app = make_app(embedder=spy)
+    caller = Caller("alice", client="test")
+    first = write(app, caller, "The build cache lives in /var/cache/ci")
+    assert spy.seen == ["The build cache lives in /var/cache/ci"]
+    again = write(app, caller, "The build cache lives in /var/cache/ci")
+    assert (again.status, again.id) == ("absorbed", first.id)
+    assert spy.seen == ["The build cache lives in /var/cache/ci"]
+
+
+def test_the_same_text_in_another_scope_or_provisional_is_embedded(
+    make_app: Callable[..., App], embedder: Embedder
+) -> None:
+    spy = RecordingEmbedder(embedder)
+    app = make_app(embedder=spy)
+    caller = Caller("alice", client="test")
+    write(app, caller, "The build cache lives in /var/cache/ci")
+    elsewhere = write(app, caller, "The build cache lives in /var/cache/ci", scope="core")
+    assert elsewhere.status == "created"
+    # A provisional write probes its neighbours' authority by vector before it looks for its twin.
+    provisional = write(app, caller, "The build cache lives in /var/cache/ci", provisional=True)
+    assert provisional.status == "yielded"
+    assert spy.seen == ["The build cache lives in /var/cache/ci"] * 3
+
+
+def test_a_twin_forgotten_after_the_plan_is_written_anew_with_its_vector(
+    app: App, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan saw the twin, so the write began without a vector; the twin was gone when the lock was taken."""
+    first = write(app, alice, "The release branch is cut on Thursdays")
+    planned = write_path._plan
+
+    def plan_then_forget(*args: Any) -> Any:
+        plan = planned(*args)
+        assert plan.repeat
+        forget(app, alice, first.id)  # another client's call, between the plan and the write
+        return plan
+
+    monkeypatch.setattr(write_path, "_plan", plan_then_forget)
+    again = write(app, alice, "The release branch is cut on Thursdays")
+    assert again.status == "created" and again.id != first.id
+    hits = recall(app, alice, "When is the release branch cut?").hits
+    assert [hit.id for hit in hits][:1] == [again.id]
 
 
 def test_a_write_without_a_target_is_refused(app: App, alice: Caller) -> None:

@@ -1,16 +1,24 @@
 """The write path: ``remember``.
 
 In order: validation; the content guard on every text field (before anything
-is embedded or stored); the write target; the portability gate; then, under
-the write lock, the provisional yield probe, same-scope dedup absorption,
+is embedded or stored); the write target; the portability gate; the text's
+embedding (skipped for a repeat, below); then, under the write lock, the
+provisional yield probe, same-scope dedup absorption,
 declared supersedes, same-session refinement (queued instead when the older
 side was once restored or has a pending row; a retirement is recorded in a
 run of kind ``refine``, like every automatic one); after the commit, the ``similar_existing`` list.
 Every write and every state change writes its audit row.
+
+A text the caller already has live in the target scope is absorbed by its
+hash, before any vector is compared: the plan's read looks for it, and when
+it is there the model does not run (its pass was 45–50 % of a remember's
+CPU under eight clients' load; agents repeat what they know). The write lock's own look-up still
+decides; should the twin be gone by then, the vector is made under the lock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -62,6 +70,8 @@ class _Plan:
     scope: str
     routed: dict[str, str] | None = None
     source: dict[str, str] = field(default_factory=dict)
+    # The caller already has this text live in ``scope``: a repeat, absorbed by its hash without a vector.
+    repeat: bool = False
 
 
 def _text_fields(req: RememberRequest, source: dict[str, str]) -> dict[str, str | None]:
@@ -115,11 +125,13 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
         )
         target = write_target(tx, vis, req.scope, hinted, session)
         _check_link_targets(tx, vis, req.links)
+        # A provisional write compares vectors before hashes (the yield probe): it always needs its vector.
+        repeat = not req.provisional and tx.find_live_by_hash(caller.uid, target, content_hash(req.content)) is not None
     project = hinted or session.attached
     wants_core = target == scopes.core(caller.uid)
     wants_personal = target == scopes.personal(caller.uid)
     if project is None or not (wants_core or wants_personal):
-        return _Plan(target, source=source)
+        return _Plan(target, source=source, repeat=repeat)
     decision = gate.decide(
         req.kind,
         wants_core,
@@ -128,7 +140,7 @@ def _plan(app: App, caller: Caller, req: RememberRequest, source: dict[str, str]
         app.settings.hygiene.portable_min_confidence,
     )
     if decision.granted:
-        return _Plan(target, source=source)
+        return _Plan(target, source=source, repeat=repeat)
     return _Plan(project, routed={"project": project, "reason": decision.reason}, source=source)
 
 
@@ -163,7 +175,9 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
     check_fields(_text_fields(req, source))
     plan = _plan(app, caller, req, source)
     located = _anchors(app, caller, plan.scope, req)
-    vector = app.embedder.embed([req.content])[0]
+    vector = _embedding(app, req.content)
+    if not plan.repeat:
+        vector()  # made before the write lock, which waits for no model pass
     config = app.settings.hygiene
     now = app.clock()
     rank = Rank.PROVISIONAL if req.provisional else Rank.AGENT
@@ -220,7 +234,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         transitions.create(
             tx,
             incoming,
-            vector,
+            vector(),
             app.embedder.model_id,
             actor=caller.uid,
             action="remember",
@@ -243,7 +257,9 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
-            superseded += refine_same_session(tx, caller, incoming, vector, config.same_session_similarity, now, paths)
+            superseded += refine_same_session(
+                tx, caller, incoming, vector(), config.same_session_similarity, now, paths
+            )
     similar: list[SimilarMemory] = []
     if not declared_any:
         # Advice, not a decision: read after the commit, so the write lock is not held for a search.
@@ -253,7 +269,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
                 tx,
                 vis,
                 incoming,
-                vector,
+                vector(),
                 superseded,
                 config.similar_existing_similarity,
                 config.similar_existing_limit,
@@ -278,18 +294,30 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
     )
 
 
+def _embedding(app: App, text: str) -> Callable[[], np.ndarray]:
+    """The text's vector, made on first use and then kept."""
+    made: list[np.ndarray] = []
+
+    def vector() -> np.ndarray:
+        if not made:
+            made.append(app.embedder.embed([text])[0])
+        return made[0]
+
+    return vector
+
+
 def _yield_or_absorb(
-    tx: Tx, incoming: Memory, vector: np.ndarray, yield_floor: float, dedup_floor: float
+    tx: Tx, incoming: Memory, vector: Callable[[], np.ndarray], yield_floor: float, dedup_floor: float
 ) -> tuple[WriteStatus, Memory] | None:
     """The authority cascade: ``("yielded" | "absorbed", existing)`` or None to write."""
     if incoming.rank == Rank.PROVISIONAL:
-        for neighbour in tx.similar(vector, floor=yield_floor, limit=10, owner=incoming.owner):
+        for neighbour in tx.similar(vector(), floor=yield_floor, limit=10, owner=incoming.owner):
             if neighbour.memory.rank >= Rank.AGENT:
                 return "yielded", neighbour.memory
     identical = tx.find_live_by_hash(incoming.owner, incoming.scope, incoming.content_hash)
     if identical is not None:
         return "absorbed", identical
-    for neighbour in tx.similar(vector, floor=dedup_floor, limit=1, scopes=[incoming.scope], owner=incoming.owner):
+    for neighbour in tx.similar(vector(), floor=dedup_floor, limit=1, scopes=[incoming.scope], owner=incoming.owner):
         # Nearly identical is not identical: "X is blue" after "X is green" is written and judged.
         if incoming.rank < neighbour.memory.rank:
             return "absorbed", neighbour.memory
