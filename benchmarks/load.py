@@ -15,7 +15,10 @@ sets a variable for the server only (e.g. ``OPENBLAS_NUM_THREADS=1``);
 
 Then it checks the books (tests/reliability/load.py): errors, acknowledged
 writes lost or duplicated, the database's consistency; and prints p50, p95
-and max latency per tool and the throughput. Exits 1 if any check failed.
+and max latency per tool and the throughput, and the CPU time of a call: the
+server's (``zm serve`` and its workers, from /proc) and this process's (the
+clients', which on a small machine share the cores with the server). Exits 1
+if any check failed.
 The short form runs in the test suite: tests/reliability/test_load.py.
 """
 
@@ -27,6 +30,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,25 @@ from tests.reliability import load  # noqa: E402
 from tests.reliability.service import deploy, running  # noqa: E402
 
 USERS = ["alice", "bob"]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and of its live children (the workers of ``zm serve --workers``)."""
+    total = 0.0
+    for each in [pid, *children(pid)]:
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(value) for value in fields[11:13]) / TICKS
+    return total
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        listed = task / "children"
+        if listed.exists():
+            found.extend(int(child) for child in listed.read_text().split())
+    return found
 
 
 def database_url(store: str, explicit: str | None) -> str | None:
@@ -55,10 +78,21 @@ def measure(
     service.args = ("--workers", str(workers)) if workers > 1 else ()
     before = os.getloadavg()
     with running(service):
+        assert service.process is not None
+        pid = service.process.pid
+        server_cpu, client_cpu = tree_cpu_s(pid), time.process_time()
         log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed)
+        server_cpu, client_cpu = tree_cpu_s(pid) - server_cpu, time.process_time() - client_cpu
         after = os.getloadavg()
         books = load.audit(service, log)
-    return {"workers": workers} | load.report(
+    calls = sum(len(values) for values in log.latencies_ms.values()) or 1
+    cpu = {
+        "server_ms_per_call": round(server_cpu / calls * 1000, 2),
+        "clients_ms_per_call": round(client_cpu / calls * 1000, 2),
+        "server_cores": round(server_cpu / log.elapsed_s, 2),
+        "clients_cores": round(client_cpu / log.elapsed_s, 2),
+    }
+    return {"workers": workers, "cpu": cpu} | load.report(
         log,
         books,
         store="postgres" if url else "sqlite",
@@ -89,6 +123,11 @@ def show(row: dict[str, Any]) -> None:
             f"  {tool:<13} {figures['calls']:>6} {figures['per_s']:>6} {figures['p50_ms']:>8} "
             f"{figures['p95_ms']:>8} {figures['max_ms']:>8}"
         )
+    cpu = row["cpu"]
+    print(
+        f"  CPU a call: server {cpu['server_ms_per_call']} ms ({cpu['server_cores']} cores), "
+        f"clients {cpu['clients_ms_per_call']} ms ({cpu['clients_cores']} cores)"
+    )
     writes = row["writes"]
     print(
         f"  writes: {writes['acknowledged']} acknowledged ({writes['created']} created, {writes['absorbed']} "
