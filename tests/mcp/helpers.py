@@ -53,8 +53,15 @@ class Deployment:
 
 
 def base_env(home: Path) -> dict[str, str]:
-    """Only what the server needs: nothing from the developer's own ZM_* settings leaks in."""
-    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ZM_HOME": str(home / "data"), "LANG": "C.UTF-8"}
+    """Only what the server needs: nothing from the developer's own ZM_* settings leaks in.
+
+    ``PYTHONPATH`` is passed on, so a test run from a checkout whose ``src`` it names serves that checkout's
+    code rather than the one the environment has installed.
+    """
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ZM_HOME": str(home / "data"), "LANG": "C.UTF-8"}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 def zm(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
