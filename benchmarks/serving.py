@@ -22,7 +22,8 @@ Three parts, all on SQLite and a small database (a few hundred memories per user
    calls/s, latency and CPU per call with no socket and no client.
 3. **Load**: ``--clients`` SDK clients (asyncio tasks in this process, half
    alice, half bob), half remember and half recall, for ``--seconds``;
-   calls/s, p50/p95 per tool, the server's CPU use (cores), and the books
+   calls/s, p50/p95 per tool, the server's CPU use (cores, and per call: in all and on the event loops,
+   whose threads run uvicorn, Starlette, the SDK and ``invoke``), the clients' CPU per call, and the books
    checked as in benchmarks/load.py (no error, no write lost or duplicated).
 
 ``--baseline CHECKOUT`` runs parts 2 and 3 also against the server of another
@@ -99,6 +100,12 @@ def rss_mb(pid: int) -> float:
 def _own_cpu_s(pid: int) -> float:
     """User + system CPU seconds of one process."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:13]) / TICKS
+
+
+def _loop_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process's main thread: a server's event loop (HTTP, the SDK, ``invoke``)."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return sum(int(value) for value in fields[11:13]) / TICKS
 
 
@@ -579,6 +586,8 @@ def under_load(
         service.deployment.url = urls[0]
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
         workers_before = {child: _own_cpu_s(child) for child in _workers(pids[0])}
+        loops = list(workers_before) or pids
+        loops_before = sum(_loop_cpu_s(pid) for pid in loops)
         client_before, wall_before = time.process_time(), time.monotonic()
         if client == "sdk":
             log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed, mix=load.Mix(scan=0.0))
@@ -588,6 +597,7 @@ def under_load(
         server_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
         # Each worker's share of the cores (zm serve --workers): how evenly the calls were spread.
         worker_cores = [round((_own_cpu_s(child) - before) / wall, 2) for child, before in workers_before.items()]
+        loop_cpu = sum(_loop_cpu_s(pid) for pid in loops) - loops_before
         server_rss = sum(rss_mb(pid) for pid in pids)
         client_cpu = time.process_time() - client_before
         after_load = loadavg()
@@ -617,6 +627,8 @@ def under_load(
         "server_cpu_ms_per_call": round(server_cpu / max(calls, 1) * 1000, 2),
         "server_cores": round(server_cpu / wall, 2),
         "worker_cores": worker_cores,
+        "loop_cpu_ms_per_call": round(loop_cpu / max(calls, 1) * 1000, 2),
+        "client_cpu_ms_per_call": round(client_cpu / max(calls, 1) * 1000, 2),
         "server_rss_mb": server_rss,
         "client_cores": round(client_cpu / wall, 2),
         "errors": len(log.errors) + len(books.lost) + len(books.duplicated) + len(books.inconsistent),
@@ -661,10 +673,11 @@ def show_load(row: dict[str, Any]) -> None:
     per_tool = ", ".join(f"{tool} {f['p50_ms']}/{f['p95_ms']}" for tool, f in row["tools"].items())
     print(
         f"3. {row['server']}, {row['clients']} {row['client']} clients: {row['calls_per_s']} calls/s, "
-        f"p95 {row['p95_ms']} ms (p50/p95 ms: {per_tool}); server {row['server_cpu_ms_per_call']} ms CPU per call, "
-        f"{row['server_cores']} cores"
+        f"p95 {row['p95_ms']} ms (p50/p95 ms: {per_tool}); server {row['server_cpu_ms_per_call']} ms CPU per call "
+        f"(event loops {row['loop_cpu_ms_per_call']} ms), {row['server_cores']} cores"
         + (f" (workers {' + '.join(str(c) for c in row['worker_cores'])})" if row["worker_cores"] else "")
-        + f", RSS {row['server_rss_mb']} MB; clients {row['client_cores']} cores; "
+        + f", RSS {row['server_rss_mb']} MB; clients {row['client_cores']} cores, "
+        f"{row['client_cpu_ms_per_call']} ms CPU per call; "
         f"errors {row['errors']}; "
         f"load average {row['loadavg'][0]} → {row['loadavg'][1]}",
         flush=True,
