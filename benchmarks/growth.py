@@ -17,7 +17,9 @@ Once they answer, another process imports ``--size`` memories through
 ``import_path`` (the path ``zm import`` takes). Each recall is put in the
 phase it started in: ``during`` the import, ``after`` (the ``--after``
 seconds following it), ``steady`` (the ``--steady`` seconds after that).
-Prints each reader's p50 / p95 / max and count per phase, and the load average.
+Prints each reader's p50 / p95 / max and count per phase, the p50 / p95 of its
+CPU time a recall (all of its threads: a recall slow for want of a core spends
+no more CPU than one that got it at once), and the load average.
 Recall runs with ``channel=None`` (nothing written by the readers).
 """
 
@@ -86,10 +88,11 @@ def reader(home: Path, config: str, every_ms: float, stop: Path) -> None:
     with Path(f"{stop}.{config}").open("w") as out:
         while not stop.exists():
             started_at = time.time()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             recall(app, caller, texts[n % len(texts)], limit=10, channel=None)
             ms = (time.perf_counter() - started) * 1000
-            out.write(json.dumps({"t": started_at, "ms": round(ms, 3)}) + "\n")
+            cpu_ms = (time.process_time() - cpu) * 1000
+            out.write(json.dumps({"t": started_at, "ms": round(ms, 3), "cpu": round(cpu_ms, 3)}) + "\n")
             n += 1
             time.sleep(max(0.0, every_ms / 1000 - ms / 1000))
     app.close()
@@ -172,10 +175,12 @@ def main() -> None:
         for phase in PHASES:
             low, high = bounds[phase]
             ms = [r["ms"] for r in rows if low <= r["t"] < high]
+            cpu = [r["cpu"] for r in rows if low <= r["t"] < high]
             if ms:
                 cells.append(
                     f"{phase} p50 {statistics.median(ms):.2f} p95 {percentile(ms, 95):.2f} "
-                    f"max {max(ms):.1f} ms (n {len(ms)})"
+                    f"max {max(ms):.1f} ms, CPU p50 {statistics.median(cpu):.2f} p95 {percentile(cpu, 95):.2f} "
+                    f"(n {len(ms)})"
                 )
             else:
                 cells.append(f"{phase} -")
