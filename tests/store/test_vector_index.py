@@ -653,3 +653,17 @@ def test_a_search_that_finds_enough_changes_unsaved_leaves_the_snapshot_to_a_thr
         assert IndexFiles(tmp_path / "zm.db").snapshots()
     finally:
         store.close()
+
+
+def test_the_exact_scans_matrix_takes_arriving_rows_in_place() -> None:
+    """Room for every row the float32 matrix may hold is made when it first grows: rows that arrive later (an
+    import another process makes) are written in place, and the rows there are never copied again."""
+    index = VectorIndex(DIM, ann_min_rows=1_000_000, exact_filter_rows=0)
+    source = _Rows(index, 3)
+    index.refresh(source)
+    matrix = index._matrix
+    source.rows = _Rows(index, 5_000).rows
+    index.refresh(source)
+    assert index._matrix is matrix and index.indexed == 5_000
+    probe = np.frombuffer(cast(bytes, source.rows[4_321][5]), dtype=np.float32)
+    assert index.candidates(probe, Filter.of(None, "alice"), want=3, floor=-1.0)[0][0] == 4_322

@@ -96,10 +96,12 @@ def _apply(clusters: Clusters, rows: list[Row]) -> None:
 class ClustersBuild:
     """One build on its thread: started, then taken (``result``) or stopped."""
 
-    def __init__(self, read: Read, sample: np.ndarray, lists: int) -> None:
+    def __init__(self, read: Read, sample: Callable[[], np.ndarray], lists: int) -> None:
+        """``sample`` gives the vectors to train on, called on the build's thread."""
         self.read = read
         self.lists = lists
-        self._sample: np.ndarray | None = sample  # released once trained (a quarter of a GB at a million rows)
+        self._sample: Callable[[], np.ndarray] | None = sample  # released once trained (its vectors: a quarter of
+        # a GB at a million rows)
         self.result: tuple[Clusters, int] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zm-clusters-build", daemon=True)
@@ -110,7 +112,7 @@ class ClustersBuild:
     def _take_sample(self) -> np.ndarray:
         sample, self._sample = self._sample, None
         assert sample is not None
-        return sample
+        return sample()
 
     @property
     def done(self) -> bool:
