@@ -122,6 +122,7 @@ def test_words_kept_are_carried_forward_while_memories_only_arrive(store: SQLite
     grown = store.postings.kept(_rev(store), "zebra")
     assert grown is not None and len(grown) == 2
     assert list(grown[:1]) == list(kept)  # what was kept, and the new row's number after it
+    assert not kept.flags.writeable and not grown.flags.writeable  # shared by every query asking the word
     assert plan_of(store) == fresh_plan(tmp_path)
 
 
