@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 
 import numpy as np
 
@@ -296,14 +297,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
 
 def _embedding(app: App, text: str) -> Callable[[], np.ndarray]:
     """The text's vector, made on first use and then kept."""
-    made: list[np.ndarray] = []
-
-    def vector() -> np.ndarray:
-        if not made:
-            made.append(app.embedder.embed([text])[0])
-        return made[0]
-
-    return vector
+    return cache(lambda: app.embedder.embed([text])[0])
 
 
 def _yield_or_absorb(

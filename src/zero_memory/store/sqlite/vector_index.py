@@ -462,8 +462,7 @@ class VectorIndex:
         # 10,000 rows: 100-160 ms of a recall during an import). Its rows are only written in place, so the copy
         # reads them as they are then; a row rewritten meanwhile only moves a centroid a little. The int8
         # copies and the clusters change under a thread: their sample is copied here.
-        held = self._matrix if self._matrix is not None else self._vectors(seqs)
-        picked = seqs if self._matrix is not None else slice(None)
+        held, picked = (self._matrix, seqs) if self._matrix is not None else (self._vectors(seqs), slice(None))
         log.info("vector index: building %d clusters in the background; searches go on meanwhile", lists)
         self._build = ClustersBuild(self.read, lambda: held[picked], lists)
         self._build.start()

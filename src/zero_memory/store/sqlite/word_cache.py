@@ -46,9 +46,9 @@ class Rows(Protocol):
 class WordCache(Generic[V]):
     """{word: (what was read of it, the row number it holds up to)} as of one value of the change counter.
 
-    ``read(word, after)`` reads what the rows above row number ``after`` hold of
-    a word (all of them with ``after`` 0), ``join`` adds such a read to what is
-    kept, and ``size`` is what a value costs against ``limit``."""
+    ``read(rows, word, after)`` reads what the rows above row number ``after``
+    hold of a word (all of them with ``after`` 0), ``join`` adds such a read to
+    what is kept, and ``size`` is what a value costs against ``limit``."""
 
     def __init__(
         self,
