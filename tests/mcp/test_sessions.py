@@ -7,9 +7,11 @@ has no sessions, so there a client that wants one passes ``session_id``.
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.mcp.helpers import ALL_CONNECTIONS, Deployment, call_error, call_ok, connect, unique
@@ -104,3 +106,55 @@ async def test_an_http_session_attaches_to_the_repository_of_the_clients_roots(
     async with connect(http_server, "http", "legacy", roots=[downloads]) as client:
         refused = await call_error(client, "remember", {"content": unique("Where does this go"), "kind": "fact"})
         assert refused.startswith("validation_failed: scope_target_required:")
+
+
+async def test_the_roots_question_reaches_a_client_that_opens_no_standalone_stream(
+    http_server: Deployment, tmp_path: Path
+) -> None:
+    """The server asks for roots on the tool call's own stream: the standalone GET stream is optional for a
+    client, and one that opens it may not have done so when its first call arrives."""
+    repo = a_repository(tmp_path)
+    headers = {
+        "Authorization": f"Bearer {http_server.tokens['alice']}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"roots": {"listChanged": False}},
+            "clientInfo": {"name": "no-standalone-stream", "version": "1"},
+        },
+    }
+    async with httpx.AsyncClient(base_url=http_server.url, headers=headers, timeout=30) as http:
+        opened = await http.post("/mcp", json=initialize)
+        headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        content = unique("Invoices are numbered per year")
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": content, "kind": "fact"}},
+        }
+        asked: list[str] = []
+        async with http.stream("POST", "/mcp", json=call, headers=headers) as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                message = json.loads(line.removeprefix("data:"))
+                if message.get("method") == "roots/list":
+                    asked.append(message["method"])
+                    roots = {"roots": [{"uri": (repo / "src").as_uri()}]}
+                    answer = {"jsonrpc": "2.0", "id": message["id"], "result": roots}
+                    await http.post("/mcp", json=answer, headers=headers)
+                elif message.get("id") == 2:
+                    result = message["result"]
+                    break
+    assert asked == ["roots/list"]
+    assert not result.get("isError"), result
+    written = result["structuredContent"]
+    assert written["scope"] == f"proj.alice.{repo.name}" == written["session"]["attached_project"]

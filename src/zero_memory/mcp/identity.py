@@ -18,7 +18,8 @@ from urllib.parse import unquote, urlparse
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.mcpserver import Context
-from mcp.types import ClientCapabilities, RootsCapability
+from mcp.shared.message import ServerMessageMetadata
+from mcp.types import ClientCapabilities, ListRootsRequest, ListRootsResult, RootsCapability
 
 from zero_memory import errors
 from zero_memory.access.caller import Caller
@@ -85,13 +86,20 @@ async def roots_workspace(ctx: Context[Any, Any]) -> str | None:
     For a session that knows no workspace of its own (HTTP): a client that offers roots names the
     directory it works in. One that offers none, or a protocol with no way to ask (the stateless 2026
     one), leaves the session to attach on its first hint.
+
+    The question rides the tool call's own response stream: a client need not open the standalone
+    stream (and one that does may not have opened it yet when its first call arrives).
     """
     try:
         session = ctx.session
         if not session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
             return None
         with anyio.fail_after(ROOTS_WAIT_S):
-            listed = await session.list_roots()
+            listed = await session.send_request(
+                ListRootsRequest(),
+                ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_context.request_id),
+            )
     except Exception:
         return None
     for root in listed.roots:
