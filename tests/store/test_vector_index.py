@@ -667,3 +667,45 @@ def test_the_exact_scans_matrix_takes_arriving_rows_in_place() -> None:
     assert index._matrix is matrix and index.indexed == 5_000
     probe = np.frombuffer(cast(bytes, source.rows[4_321][5]), dtype=np.float32)
     assert index.candidates(probe, Filter.of(None, "alice"), want=3, floor=-1.0)[0][0] == 4_322
+
+
+def _vm_flags(array: np.ndarray) -> set[str]:
+    """The kernel's flags of the mapping that holds ``array``'s first byte (``/proc/self/smaps``)."""
+    address = array.ctypes.data
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            start, end = (int(part, 16) for part in head.split("-"))
+            inside = start <= address < end
+        elif inside and line.startswith("VmFlags:"):
+            return set(line.split()[1:])
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="the kernel's mappings are read from /proc")
+def test_the_arrays_a_catch_up_writes_into_ask_for_small_pages() -> None:
+    """The exact scan's matrix and the int8 copies grow into memory a search's catch-up writes: advised
+    against huge pages (``nh``), a first write never waits for the kernel to compact memory for one."""
+    index = VectorIndex(DIM, ann_min_rows=1_000_000, exact_filter_rows=0)
+    source = _Rows(index, 50)
+    index.refresh(source)
+    assert index._matrix is not None and "nh" in _vm_flags(index._matrix)
+    ordinary = np.zeros_like(index._matrix)
+    assert "nh" not in _vm_flags(ordinary)  # numpy's own large arrays may take huge pages
+    index._keep_int8()
+    assert index._int8 is not None and "nh" in _vm_flags(index._int8.codes)
+
+
+def test_the_exact_scans_matrix_has_a_row_for_every_state_the_index_keeps() -> None:
+    """Row numbers past the matrix's first room (an import's, read before the first clusters are built)
+    grow the states by doubling; the matrix grows with them, and a scan finds the highest row."""
+    index = VectorIndex(DIM, ann_min_rows=1_000_000, exact_filter_rows=0)
+    source = _Rows(index, 3)
+    index.refresh(source)
+    far = vector_index_module.MATRIX_ROWS // 2 + 3_000
+    for rev, seq in enumerate((far - 1, far), start=4):  # the second doubles the states past the matrix's room
+        source.rows.append((seq, "alice", "user.alice", "fact", True, random_unit(seq).tobytes(), rev))
+        index.refresh(source)
+    assert index._matrix is not None and len(index._matrix) >= len(index._live) > far
+    assert index.candidates(random_unit(far), Filter.of(None, "alice"), want=1, floor=-1.0)[0][0] == far

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from zero_memory.store.sqlite.zeroed import zeroed
+
 SCALE = 127.0
 
 
@@ -23,7 +25,7 @@ class Int8Rows:
     def grow(self, capacity: int) -> None:
         if capacity <= len(self.codes):
             return
-        codes = np.zeros((capacity, self.dim), dtype=np.int8)
+        codes = zeroed(capacity, self.dim, np.int8)
         codes[: len(self.codes)] = self.codes
         norms = np.zeros(capacity, dtype=np.float32)
         norms[: len(self.norms)] = self.norms

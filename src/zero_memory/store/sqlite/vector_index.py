@@ -37,6 +37,7 @@ from zero_memory.store.sqlite.clusters_build import ClustersBuild, Read
 from zero_memory.store.sqlite.index_files import IndexFiles
 from zero_memory.store.sqlite.index_source import Row, Source, State
 from zero_memory.store.sqlite.int8_rows import Int8Rows
+from zero_memory.store.sqlite.zeroed import zeroed
 
 __all__ = ["Filter", "Row", "Source", "State", "VectorIndex"]
 
@@ -389,12 +390,13 @@ class VectorIndex:
             grown = np.zeros(new, dtype=old.dtype)
             grown[:capacity] = old
             setattr(self, name, grown)
-        if self._matrix is not None and needed > len(self._matrix):
+        if self._matrix is not None and new > len(self._matrix):
             # Room for every row the matrix may hold is made at once: the system hands out zeroed pages only as
             # rows are written, and the rows already there are never copied again. Copied at each doubling
             # (16 MB at 8,000 rows), a recall that caught up an import's rows spent 60-160 ms of CPU on it.
-            rows = max(new, MATRIX_ROWS + PAGE) if needed <= MATRIX_ROWS + PAGE else new
-            matrix = np.zeros((rows, self.dim), dtype=np.float32)
+            # Never fewer rows than the states: a scan scores the matrix's rows against the masks row for row.
+            rows = max(new, MATRIX_ROWS + PAGE)
+            matrix = zeroed(rows, self.dim, np.float32)
             matrix[: len(self._matrix)] = self._matrix
             self._matrix = matrix
         if self._int8 is not None:
