@@ -99,9 +99,14 @@ def reader(home: Path, config: str, every_ms: float, stop: Path) -> None:
 
 
 def spawn(role: str, args: list[str], src: str | None = None) -> subprocess.Popen[str]:
+    """A process of this benchmark running ``role``: on this checkout's code, set up as a zm process sets
+    itself up (``zero_memory.cli.entry.settle_process``: numpy's huge-page advice off), or on ``src``'s as
+    it is."""
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    else:
+        env.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     command = [sys.executable, __file__, "--role", role, *args]
     return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
 

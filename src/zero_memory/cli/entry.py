@@ -3,10 +3,24 @@ handshake (``zero_memory.mcp.stdio_front``), and importing every command costs m
 
 from __future__ import annotations
 
+import os
 import sys
 
 
+def settle_process() -> None:
+    """What every zm process sets before numpy is first imported (the children it starts inherit it).
+
+    numpy advises the kernel to back each array of 4 MB or more with 2 MB pages. Where the kernel compacts
+    memory to find one at the array's first write (Linux's default for advised memory), that write waits for
+    it: during an import, a search that read back its index's training sample (64 MB at 32,000 memories)
+    spent 600 ms of system time there, where small pages took 50 ms (docs/benchmarks-archive.md, "Recall
+    during an import: pages"). A zm process asks for small pages unless its environment says otherwise.
+    """
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
+
 def main() -> None:
+    settle_process()
     if sys.argv[1:] == ["mcp"]:
         from zero_memory.cli.stdio import serve_stdio
 
