@@ -24,8 +24,9 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,27 @@ class Clusters:
     def keys(self) -> np.ndarray:
         return np.flatnonzero(self._present).astype(np.int64)
 
+    def sample_later(self, size: int) -> Callable[[], np.ndarray]:
+        """``size`` rows drawn evenly from every list (all of them if fewer), as a call that makes them float32
+        vectors: their 8-bit codes are copied now, list by list (the lists change under other threads), and
+        decoded by the call (a build's thread). Read back a key at a time in the search that started a
+        build, 32,000 rows took 47 ms of it (600 ms where the kernel compacted memory for the output)."""
+        invlists = self._index.invlists
+        sizes = np.array([invlists.list_size(n) for n in range(self.lists)], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        total = int(starts[-1])
+        picked = np.sort(np.random.default_rng(total).choice(total, min(size, total), replace=False))
+        numbers = np.searchsorted(starts, picked, side="right") - 1
+        width = invlists.code_size
+        codes = np.empty((len(picked), width), dtype=np.uint8)
+        bounds = np.searchsorted(numbers, np.arange(self.lists + 1))
+        for number in np.unique(numbers).tolist():
+            size_of = int(sizes[number])
+            stored = faiss.rev_swig_ptr(invlists.get_codes(number), size_of * width).reshape(size_of, width)
+            lo, hi = bounds[number], bounds[number + 1]
+            codes[lo:hi] = stored[picked[lo:hi] - starts[number]]
+        return partial(_decode, self._index.sq, codes)
+
     def vectors(self, keys: np.ndarray) -> np.ndarray:
         """The stored (8-bit) vectors of present keys as float32 rows: for ranking, not for scores."""
         if len(keys) == 0:
@@ -242,6 +264,11 @@ class Clusters:
             grown[: len(self._present)] = self._present
             self._present = grown
         self._present[keys] = present
+
+
+def _decode(quantizer: Any, codes: np.ndarray) -> np.ndarray:
+    """8-bit codes as the float32 vectors they stand for."""
+    return np.asarray(quantizer.decode(codes), dtype=np.float32)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

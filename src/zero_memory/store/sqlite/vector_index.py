@@ -459,15 +459,25 @@ class VectorIndex:
             return
         if self.indexed > MATRIX_ROWS:
             self._keep_int8()
-        seqs = self._sample_seqs(lists)
-        # The sample is copied on the build's thread from the float32 matrix, not in this search (20 MB at
-        # 10,000 rows: 100-160 ms of a recall during an import). Its rows are only written in place, so the copy
-        # reads them as they are then; a row rewritten meanwhile only moves a centroid a little. The int8
-        # copies and the clusters change under a thread: their sample is copied here.
-        held, picked = (self._matrix, seqs) if self._matrix is not None else (self._vectors(seqs), slice(None))
         log.info("vector index: building %d clusters in the background; searches go on meanwhile", lists)
-        self._build = ClustersBuild(self.read, lambda: held[picked], lists)
+        self._build = ClustersBuild(self.read, self._sample_later(lists), lists)
         self._build.start()
+
+    def _sample_later(self, lists: int) -> Callable[[], np.ndarray]:
+        """The vectors to train ``lists`` centroids on, as a call a build makes on its own thread: what this
+        search must copy is copied here, the float32 vectors are made there.
+
+        The float32 matrix is copied there (20 MB at 10,000 rows: 100-160 ms of a recall during an import):
+        its rows are only written in place, so the copy reads them as they are then; a row rewritten
+        meanwhile only moves a centroid a little. The int8 copies and the clusters change under a thread:
+        their 8-bit codes are copied here, a quarter of the vectors, and decoded there."""
+        if self._matrix is not None:
+            matrix, seqs = self._matrix, self._sample_seqs(lists)
+            return lambda: matrix[seqs]
+        if self._int8 is not None:
+            return self._int8.rows_later(self._sample_seqs(lists))
+        assert self._clusters is not None
+        return self._clusters.sample_later(lists * TRAIN_PER_LIST)
 
     def _keep_int8(self) -> None:
         """Hold int8 copies of the rows instead of the exact scan's float32 matrix (a quarter of it)."""
@@ -483,7 +493,7 @@ class VectorIndex:
 
     def _sample(self, lists: int) -> np.ndarray:
         """Vectors to train ``lists`` centroids on."""
-        return self._vectors(self._sample_seqs(lists))
+        return self._sample_later(lists)()
 
     def _sample_seqs(self, lists: int) -> np.ndarray:
         """The rows to train ``lists`` centroids on: a few dozen a list, drawn evenly from every row."""
