@@ -7,6 +7,7 @@ import pytest
 from tests.store.factories import add_users, at, memory, put
 from zero_memory.domain.memory import InvalidationReason, Status
 from zero_memory.store import Store
+from zero_memory.store.ports.reader import SYSTEM
 
 API = "proj.alice.api"
 
@@ -96,3 +97,22 @@ def test_words_of_a_memory_written_later_are_found(store: Store, corpus: dict[st
         put(tx, later)
     corpus[later.id] = "later"
     assert search(store, corpus, "kubernetes oom") == {"later"}
+
+
+def test_live_rows_ranked_behind_many_gone_ones_are_found_in_rank_order(store: Store) -> None:
+    """The ranking is read a slice at a time: the newest rows holding the word are gone, for more slices than
+    one, and the live ones behind them still come, newest first, as many as asked."""
+    rows = []
+    with store.tx(write=True) as tx:
+        add_users(tx, "alice")
+        for n in range(30):
+            gone = n >= 8
+            status = Status.INVALIDATED if gone else Status.LIVE
+            reason = InvalidationReason.FORGOTTEN if gone else None
+            rows.append(put(tx, memory(f"The quokka note {n}", minutes=n, status=status, reason=reason)))
+    with store.tx() as tx:
+        found = tx.fulltext("quokka", scopes=[API], limit=3)
+        plan = tx.text_plan("quokka")
+        briefs = tx.text_briefs(plan, scopes=[API], limit=3, reader=SYSTEM)
+    assert found == [rows[7].id, rows[6].id, rows[5].id]
+    assert list(briefs) == found

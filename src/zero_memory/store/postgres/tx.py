@@ -63,6 +63,15 @@ SET_CALLER = "SELECT set_config('zm.caller', %s, true)"
 TEXT_SLICE_MARGIN = 8
 
 
+# The first live rows of a slice of the full-text ranking (``text_slice``), in its order, no more than are
+# still wanted: the rows of the slice beyond them are not read (nor their vectors sent), where reading the
+# whole slice and dropping the surplus here sent a third more vectors than recall keeps (at 100,000
+# memories, 90 rows for 60 kept: the statement 1.3 ms instead of 1.8, p50 of 300 recalls).
+RANKED_ROWS = (
+    "SELECT seq, {columns} FROM unnest(%b::bigint[]) WITH ORDINALITY AS ranked(seq, place) "
+    "JOIN memories USING (seq) WHERE status = 'live' AND scope = ANY(%s::text[]) ORDER BY place LIMIT %s"
+)
+
 # Each word's rows of the scopes given, by their seq: a range of memory_words's primary key each, read
 # from the index alone (migration 0015). Sent as one string of 8-byte big-endian integers a word, which
 # numpy reads as it is (``seqs_of``): as a bigint[], psycopg made a Python int of each of up to
@@ -285,20 +294,14 @@ class PostgresTx(PostgresVectors, SqlTx):
         postings = [seqs_of(seqs.get(word)) for word in plan.matched]
         ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
         kept: list[dict[str, Any]] = []
-        step = text_slice(limit)
+        query, step = RANKED_ROWS.format(columns=columns), text_slice(limit)
         for start in range(0, len(ranked), step):
             part = ranked[start : start + step].tolist()
-            rows = self.conn.execute(
-                f"SELECT seq, {columns} FROM memories WHERE seq = ANY(%b::bigint[]) AND status = 'live' "
-                "AND scope = ANY(%s::text[])",
-                (part, readable),
-                binary=True,
-            ).fetchall()
-            found = {int(r["seq"]): r for r in rows}
-            kept.extend(found[seq] for seq in part if seq in found)
+            wanted = limit - len(kept)
+            kept += self.conn.execute(query, (part, readable, wanted), binary=True).fetchall()
             if len(kept) >= limit:
                 break
-        return kept[:limit]
+        return kept
 
 
 def seqs_of(value: bytes | None) -> np.ndarray:
@@ -313,9 +316,9 @@ def _sessions_of(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
 
 
 def text_slice(limit: int) -> int:
-    """How many of the ranked rows each statement of ``_ranked_rows`` reads: ``limit`` and half as many
-    again for rows no longer live (memory_words keeps a superseded or forgotten memory's words; a store
-    with more of them than that reads another slice)."""
+    """How many of the ranked rows each statement of ``_ranked_rows`` looks among for the live ones it still
+    wants: ``limit`` and half as many again for rows no longer live (memory_words keeps a superseded or
+    forgotten memory's words; a store with more of them than that reads another slice)."""
     return limit + max(TEXT_SLICE_MARGIN, limit // 2)
 
 
