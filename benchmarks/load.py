@@ -37,29 +37,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from procstat import tree_cpu_s  # noqa: E402
 from tests.reliability import load  # noqa: E402
 from tests.reliability.service import deploy, running  # noqa: E402
 
 USERS = ["alice", "bob"]
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and of its live children (the workers of ``zm serve --workers``)."""
-    total = 0.0
-    for each in [pid, *children(pid)]:
-        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        total += sum(int(value) for value in fields[11:13]) / TICKS
-    return total
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        listed = task / "children"
-        if listed.exists():
-            found.extend(int(child) for child in listed.read_text().split())
-    return found
 
 
 def database_url(store: str, explicit: str | None) -> str | None:

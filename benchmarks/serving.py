@@ -55,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
+from procstat import children, cpu_s  # noqa: E402
 from tests.mcp.helpers import connect  # noqa: E402
 from tests.reliability import aio, load  # noqa: E402
 from tests.reliability.crash import WORDS, sentence  # noqa: E402
@@ -63,7 +64,6 @@ from tests.reliability.service import Service, deploy  # noqa: E402
 USERS = ["alice", "bob"]
 SEED_MEMORIES = 300
 ROUNDS = 5
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def loadavg() -> float:
@@ -81,46 +81,21 @@ def percentile(values: list[float], q: float) -> float:
 
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process and its reaped children (``zm serve --workers``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    total = sum(int(value) for value in fields[11:15])
-    for child in _children(pid):
-        total += sum(int(value) for value in Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
-    return total / TICKS
+    return cpu_s(pid, reaped=True) + sum(cpu_s(child) for child in children(pid))
 
 
 def rss_mb(pid: int) -> float:
     """Resident memory of a process and its live children (the workers of ``zm serve --workers``), MB."""
     total = 0
-    for each in [pid, *_children(pid)]:
+    for each in [pid, *children(pid)]:
         status = Path(f"/proc/{each}/status").read_text()
         total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
     return round(total / 1024, 1)
 
 
-def _own_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of one process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:13]) / TICKS
-
-
-def _loop_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process's main thread: a server's event loop (HTTP, the SDK, ``invoke``)."""
-    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:13]) / TICKS
-
-
 def _workers(pid: int) -> list[int]:
     """The worker processes of ``zm serve --workers`` (not multiprocessing's resource tracker)."""
-    return [child for child in _children(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        children = task / "children"
-        if children.exists():
-            found.extend(int(child) for child in children.read_text().split())
-    return found
+    return [child for child in children(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def calls_of(rng_seed: int, count: int, label: str) -> list[tuple[str, dict[str, Any]]]:
@@ -585,9 +560,9 @@ def under_load(
             aio.run(lambda: _warm(service))
         service.deployment.url = urls[0]
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
-        workers_before = {child: _own_cpu_s(child) for child in _workers(pids[0])}
+        workers_before = {child: cpu_s(child) for child in _workers(pids[0])}
         loops = list(workers_before) or pids
-        loops_before = sum(_loop_cpu_s(pid) for pid in loops)
+        loops_before = sum(cpu_s(pid, thread=pid) for pid in loops)
         client_before, wall_before = time.process_time(), time.monotonic()
         if client == "sdk":
             log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed, mix=load.Mix(scan=0.0))
@@ -596,8 +571,8 @@ def under_load(
         wall = time.monotonic() - wall_before
         server_cpu = sum(process_cpu_s(pid) for pid in pids) - cpu_before
         # Each worker's share of the cores (zm serve --workers): how evenly the calls were spread.
-        worker_cores = [round((_own_cpu_s(child) - before) / wall, 2) for child, before in workers_before.items()]
-        loop_cpu = sum(_loop_cpu_s(pid) for pid in loops) - loops_before
+        worker_cores = [round((cpu_s(child) - before) / wall, 2) for child, before in workers_before.items()]
+        loop_cpu = sum(cpu_s(pid, thread=pid) for pid in loops) - loops_before
         server_rss = sum(rss_mb(pid) for pid in pids)
         client_cpu = time.process_time() - client_before
         after_load = loadavg()
