@@ -213,10 +213,15 @@ class RecordingEmbedder:
         return self.inner.embed(texts)
 
 
-def test_the_content_guard_runs_before_the_embedder(make_app: Callable[..., App], embedder: Embedder) -> None:
+@pytest.fixture
+def spied(make_app: Callable[..., App], embedder: Embedder) -> tuple[App, RecordingEmbedder]:
+    """An app whose model records every text it embeds."""
     spy = RecordingEmbedder(embedder)
-    app = make_app(embedder=spy)
-    caller = Caller("alice", client="test")
+    return make_app(embedder=spy), spy
+
+
+def test_the_content_guard_runs_before_the_embedder(spied: tuple[App, RecordingEmbedder], alice: Caller) -> None:
+    (app, spy), caller = spied, alice
     with pytest.raises(errors.ZMError, match="secret_content_rejected"):
         write(app, caller, f"the key is {FAKE_AWS_KEY}")
     assert spy.seen == []
@@ -225,11 +230,9 @@ def test_the_content_guard_runs_before_the_embedder(make_app: Callable[..., App]
 
 
 def test_a_repeated_text_is_absorbed_without_running_the_model(
-    make_app: Callable[..., App], embedder: Embedder
+    spied: tuple[App, RecordingEmbedder], alice: Caller
 ) -> None:
-    spy = RecordingEmbedder(embedder)
-    app = make_app(embedder=spy)
-    caller = Caller("alice", client="test")
+    (app, spy), caller = spied, alice
     first = write(app, caller, "The build cache lives in /var/cache/ci")
     assert spy.seen == ["The build cache lives in /var/cache/ci"]
     again = write(app, caller, "The build cache lives in /var/cache/ci")
@@ -238,11 +241,9 @@ def test_a_repeated_text_is_absorbed_without_running_the_model(
 
 
 def test_the_same_text_in_another_scope_or_provisional_is_embedded(
-    make_app: Callable[..., App], embedder: Embedder
+    spied: tuple[App, RecordingEmbedder], alice: Caller
 ) -> None:
-    spy = RecordingEmbedder(embedder)
-    app = make_app(embedder=spy)
-    caller = Caller("alice", client="test")
+    (app, spy), caller = spied, alice
     write(app, caller, "The build cache lives in /var/cache/ci")
     elsewhere = write(app, caller, "The build cache lives in /var/cache/ci", scope="core")
     assert elsewhere.status == "created"
