@@ -12,9 +12,11 @@ def settle_process() -> None:
 
     numpy advises the kernel to back each array of 4 MB or more with 2 MB pages. Where the kernel compacts
     memory to find one at the array's first write (Linux's default for advised memory), that write waits for
-    it: during an import, a search that read back its index's training sample (64 MB at 32,000 memories)
-    spent 600 ms of system time there, where small pages took 50 ms (docs/benchmarks-archive.md, "Recall
-    during an import: pages"). A zm process asks for small pages unless its environment says otherwise.
+    it: during an import, a search that read its index's training sample back into a new array (64 MB at
+    32,000 memories, before the sample was copied as codes) spent 600 ms of system time there, where small
+    pages took 50 ms (docs/benchmarks-archive.md, "Recall during an import: pages"); any large array a
+    request makes can meet the same wait. A zm process asks for small pages unless its environment says
+    otherwise.
     """
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
