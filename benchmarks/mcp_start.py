@@ -1,12 +1,15 @@
 """How soon a freshly started ``zm mcp`` answers: ``initialize``, ``tools/list``, then a first tool call.
 
-    python benchmarks/mcp_start.py [--runs 20] [--home DIR] [--zm PATH]
+    python benchmarks/mcp_start.py [--runs 20] [--home DIR] [--zm PATH] [--think SECONDS]
 
 Each run starts a new ``zm mcp`` process (cold: nothing of it is loaded yet)
 on one data directory and speaks MCP to it over its stdin and stdout as a
 client does: ``initialize`` at once, then ``notifications/initialized`` and
-``tools/list``, then one ``recall``. It prints the time from the process's
-start to each answer, p50 and p95 over the runs, beside what the clients
+``tools/list``, then one ``recall``, ``--think`` seconds after the tools came
+(a client's model answers its user before it calls a tool: seconds). It
+prints the time from the process's start to each answer, and the first
+recall's own time (from the call to its answer), p50 and p95 over the runs,
+beside what the clients
 allow: Codex waits about a second for a server that is not marked
 ``required`` before it starts without its tools, and its own
 ``startup_timeout_sec`` (10 s) for one that is; Claude Code waits
@@ -43,18 +46,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--home", help="the data directory (default: a new temporary one)")
     parser.add_argument("--zm", default=str(Path(sys.executable).with_name("zm")), help="the zm to start")
+    parser.add_argument("--think", type=float, default=0.0, help="seconds between the tools and the first call")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="zm-mcp-start-") as scratch:
         home = args.home or scratch
         env = {**os.environ, "ZM_HOME": home}
         if args.home is None:
-            one_run(args.zm, env)  # makes the store; not measured
+            one_run(args.zm, env, 0.0)  # makes the store; not measured
         before = os.getloadavg()
-        runs = [one_run(args.zm, env) for _ in range(args.runs)]
+        runs = [one_run(args.zm, env, args.think) for _ in range(args.runs)]
         after = os.getloadavg()
-    print(f"zm mcp, {args.runs} cold starts on {os.cpu_count()} cores")
+    print(f"zm mcp, {args.runs} cold starts on {os.cpu_count()} cores, the first call {args.think:g} s after the tools")
     print(f"load average before {_load(before)}, after {_load(after)}")
-    for name, index in (("initialize", 0), ("tools/list", 1), ("first recall", 2)):
+    for name, index in (("initialize", 0), ("tools/list", 1), ("first recall", 2), ("… its own time", 3)):
         times = sorted(run[index] for run in runs)
         print(
             f"{name:>13}: p50 {statistics.median(times):.3f} s  p95 {_p95(times):.3f} s  "
@@ -68,8 +72,9 @@ def main() -> None:
     )
 
 
-def one_run(zm: str, env: dict[str, str]) -> tuple[float, float, float]:
-    """Seconds from the start to the answers to initialize, tools/list and a first recall."""
+def one_run(zm: str, env: dict[str, str], think: float) -> tuple[float, float, float, float]:
+    """Seconds from the start to the answers to initialize, tools/list and a first recall (sent ``think``
+    seconds after the tools came), and from that call to its answer."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [zm, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
@@ -84,6 +89,8 @@ def one_run(zm: str, env: dict[str, str]) -> tuple[float, float, float]:
         tools = _answer(process.stdout, 2)
         listed = time.perf_counter() - started
         assert any(tool["name"] == "recall" for tool in tools["tools"]), tools
+        time.sleep(think)
+        sent = time.perf_counter()
         _send(process.stdin, 3, "tools/call", {"name": "recall", "arguments": {"query": "how do we deploy"}})
         _answer(process.stdout, 3)
         called = time.perf_counter() - started
@@ -95,7 +102,7 @@ def one_run(zm: str, env: dict[str, str]) -> tuple[float, float, float]:
             process.kill()
             process.wait()
         process.stdout.close()
-    return initialized, listed, called
+    return initialized, listed, called, started + called - sent
 
 
 def _hello() -> dict[str, Any]:

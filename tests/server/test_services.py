@@ -30,7 +30,11 @@ def test_each_process_runs_the_services_it_chose(
 ) -> None:
     app = make_app({"ZM_HYGIENE_SCAN_INTERVAL_HOURS": "24"})
     before = threads()
-    with running(app, services):
+    with running(app, services) as started:
+        assert (started.warm is not None) == services.warm
+        if started.warm is not None:
+            assert started.warm.warm.wait(60)  # one pass of its own thread, then gone
+            started.warm.stop()
         assert threads() - before == expected
         assert app.telemetry.buffering == services.telemetry
     assert not app.telemetry.buffering
@@ -41,5 +45,7 @@ def test_the_scheduler_runs_only_when_an_interval_is_set(make_app: Callable[...,
     app = make_app()
     assert not app.settings.scan_interval_hours
     before = threads()
-    with running(app, HTTP):
+    with running(app, HTTP) as started:
+        assert started.warm is not None and started.warm.warm.wait(60)
+        started.warm.stop()
         assert threads() - before == {"zm-capture", "zm-telemetry"}

@@ -28,13 +28,17 @@ from zero_memory.mcp.oauth import Endpoints, Provider
 from zero_memory.mcp.server import build_server
 from zero_memory.server import verify_api
 from zero_memory.server.services import HTTP, Services, running
+from zero_memory.server.warm import WarmUp
 from zero_memory.web import dashboard as web_dashboard
 
 MCP_PATH = "/mcp"
 
 
 async def healthz(request: Request) -> JSONResponse:
-    return JSONResponse({"status": "ok", "version": __version__})
+    """Up, and ``warm``: whether this process has loaded what its first call would otherwise wait for
+    (``server/warm.py``; under ``--workers N``, of the worker that answered)."""
+    warm: WarmUp | None = getattr(request.state, "warm", None)
+    return JSONResponse({"status": "ok", "version": __version__, "warm": warm is not None and warm.warm.is_set()})
 
 
 def create_app(
@@ -65,11 +69,11 @@ def create_app(
     )
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_: Starlette) -> AsyncIterator[dict[str, WarmUp | None]]:
         # Starlette runs only the outer app's lifespan; the MCP session manager needs its own.
-        with running(app, services):
+        with running(app, services) as started:
             async with server.session_manager.run():
-                yield
+                yield {"warm": started.warm}
 
     endpoints = Endpoints(public_url, MCP_PATH) if public_url else None
     routes: list[BaseRoute] = [

@@ -7,9 +7,11 @@ A process declares what it runs (``Services``); ``running`` starts those for as 
 - ``scheduler``: the scheduled hygiene ticks, when ``ZM_HYGIENE_SCAN_INTERVAL_HOURS`` is set
   (``hygiene/scheduler.py``);
 - ``capture``: retries of failed extractions and chunks a stopped process left behind (``capture/worker.py``);
-- ``telemetry``: usage events and surfacings written in batches, the last at shutdown (``telemetry.py``).
+- ``telemetry``: usage events and surfacings written in batches, the last at shutdown (``telemetry.py``);
+- ``warm``: the model, the secret guard and the vector index loaded at once, not at the first call
+  (``server/warm.py``).
 
-Each is one ``background.Loop``; they stop in the reverse of their start.
+Each but ``warm`` (one pass of a thread) is one ``background.Loop``; they stop in the reverse of their start.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from zero_memory.app import App
 from zero_memory.capture.worker import capture_worker
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import scheduler
+from zero_memory.server.warm import WarmUp
 
 
 @dataclass(frozen=True)
@@ -30,23 +33,36 @@ class Services:
     scheduler: bool = False
     capture: bool = False
     telemetry: bool = False
+    warm: bool = False
 
 
-HTTP = Services(orphans=True, scheduler=True, capture=True, telemetry=True)
+HTTP = Services(orphans=True, scheduler=True, capture=True, telemetry=True, warm=True)
 """``zm serve`` (worker 0 of ``--workers N``): everything."""
-HTTP_SIBLING = Services(orphans=True, telemetry=True)
+HTTP_SIBLING = Services(orphans=True, telemetry=True, warm=True)
 """Workers 1 and up of ``zm serve --workers N``: the scheduler and the capture retries run once, in worker 0."""
-STDIO = Services(capture=True)
+STDIO = Services(capture=True, warm=True)
 """``zm mcp``: one client's process, its telemetry written as it comes; the scheduler is the HTTP server's."""
 
 
+@dataclass(frozen=True)
+class Running:
+    """What the running services tell about the process: ``warm`` is None when it does not warm up."""
+
+    warm: WarmUp | None = None
+
+
 @contextlib.contextmanager
-def running(app: App, services: Services) -> Iterator[None]:
+def running(app: App, services: Services) -> Iterator[Running]:
     """The chosen services, from now until the block ends."""
     if services.orphans:
         runs.interrupt_orphans(app)
     stops: list[Callable[[], None]] = []
+    warm: WarmUp | None = None
     try:
+        if services.warm:
+            warm = WarmUp(app)
+            warm.start()
+            stops.append(warm.stop)
         if services.scheduler and app.settings.scan_interval_hours:
             ticks = scheduler(app, app.settings.scan_interval_hours)
             ticks.start()
@@ -58,7 +74,7 @@ def running(app: App, services: Services) -> Iterator[None]:
         if services.telemetry:
             app.telemetry.start()
             stops.append(app.telemetry.stop)
-        yield
+        yield Running(warm)
     finally:
         for stop in reversed(stops):
             stop()

@@ -341,6 +341,9 @@ class PostgresStore:
         self._common = (now, words)
         return words
 
+    def load_index(self) -> None:
+        """Nothing to load: pgvector's index lives in the server."""
+
     def wait_for_index(self) -> None:
         """Nothing to wait for: pgvector's index is maintained with the table."""
 

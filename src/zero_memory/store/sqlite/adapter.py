@@ -265,6 +265,11 @@ class SQLiteStore:
                 self.index.refresh(tx)
             return self.index.save(tx, at_least=at_least)
 
+    def load_index(self) -> None:
+        """Read the index's snapshot (or start it from the rows) and catch it up, as the first search would."""
+        with self.tx() as tx:
+            self.index.refresh(tx)
+
     def wait_for_index(self, *, attempts: int = 3) -> None:
         """Bring the vector index up to the database and wait for clusters being built in the background
         (started again if it failed, up to ``attempts`` builds): searches use them from here on."""
