@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -95,3 +96,18 @@ def test_workers_on_a_port_in_use_fail_in_one_line(deployment: Deployment) -> No
         done = zm(deployment.env, "serve", "--port", str(port), "--workers", "2", check=False)
     assert done.returncode == 1
     assert done.stderr.strip() == f"cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_the_server_warms_up_before_any_call_and_healthz_says_so(deployment: Deployment) -> None:
+    """The model and the index load as the server starts (server/warm.py): a first call does not wait for them."""
+    log = deployment.home / "serve-warm.log"
+    process, url = start_server(deployment.env, log)
+    try:
+        deadline = time.monotonic() + 60
+        while not (health := httpx.get(f"{url}/healthz", timeout=10).json())["warm"]:
+            assert time.monotonic() < deadline, health
+            time.sleep(0.1)
+        assert health["status"] == "ok"
+    finally:
+        stop_server(process)
+    assert "warm-up" not in log.read_text()  # no step failed (a failure is logged as a warning)
