@@ -246,6 +246,33 @@ def test_a_restart_starts_from_the_saved_snapshot_and_catches_up(tmp_path: Path)
         store.close()
 
 
+def test_a_restart_reads_the_rows_states_from_their_index_without_the_vectors(tmp_path: Path) -> None:
+    """Loading a snapshot reads every row's state; read from the table, each row's vector was read on the way
+    to the columns after it (13.8 s at a million memories, 2.6 s by the index of migration 0027)."""
+    store = open_indexed(tmp_path)
+    fill(store, 200)
+    assert found_by_index(store, live_contents(store)[:5]) == 5
+    assert store.save_index()
+    store.close()
+    store = open_indexed(tmp_path)
+    try:
+        with store.tx() as tx:
+            statements: list[str] = []
+            tx.conn.set_trace_callback(statements.append)
+            try:
+                store.index.refresh(tx)
+            finally:
+                tx.conn.set_trace_callback(None)
+            states = [s for s in statements if "embedding IS NOT NULL" in s]
+            plans = [detail for s in states for *_, detail in tx.conn.execute(f"EXPLAIN QUERY PLAN {s}").fetchall()]
+        assert store.index.restored_from is not None
+        assert plans and all("USING INDEX memories_row_states" in detail for detail in plans), plans
+        live = live_contents(store)
+        assert found_by_index(store, live) == len(live)
+    finally:
+        store.close()
+
+
 def test_a_snapshot_of_the_graph_the_index_kept_before_is_removed_and_the_clusters_built_from_the_database(
     tmp_path: Path,
 ) -> None:

@@ -69,9 +69,11 @@ class SQLiteVectors(RecallRows):
         return rows
 
     def row_states(self, after_seq: int, limit: int) -> list[State]:
+        # By the index of these columns (migration 0027): the planner would walk the table by seq, reading each
+        # row's vector on the way to the columns after it.
         cursor = self.conn.execute(
-            "SELECT seq, owner, scope, kind, status, embedding_dim, embedding IS NOT NULL, rev FROM memories "
-            "WHERE seq > ? ORDER BY seq LIMIT ?",
+            "SELECT seq, owner, scope, kind, status, embedding_dim, embedding IS NOT NULL, rev "
+            "FROM memories INDEXED BY memories_row_states WHERE seq > ? ORDER BY seq LIMIT ?",
             (after_seq, limit),
         )
         dim = self.dim
