@@ -2,7 +2,7 @@
 
 A process loads its parts on first use: the embedding model at the first text embedded (about a second),
 the secret guard's detectors at the first text checked, the SQLite store's vector index at the first search
-(its snapshot read and the rows since caught up: 1.7 s at 100,000 memories, 16 s at a million). A server
+(its snapshot read and the rows since caught up: 0.2-0.4 s at 100,000 memories, 2.6 s at a million). A server
 that did nothing until its first call made that call wait for all of them: every session's first recall
 through ``zm mcp``, each worker's first call under ``zm serve``. Loaded here as soon as the server runs,
 while it already answers, they are ready when the first call comes; a call that comes sooner waits for
