@@ -28,9 +28,12 @@ T = TypeVar("T")
 # again, wider.
 SWEEP_WALK = 16
 SWEEP_THREADS = 2  # the batch's searches on both cores
-# From this many indexed rows recall reads its full text on another thread while the clusters are scanned
-# (measured at 100,000 memories, docs/benchmarks-archive.md, "The graph"); below, one after the other.
-BESIDE_MIN_ROWS = 100_000
+# From this many indexed rows recall reads its full text on another thread while the clusters are scanned;
+# below, one after the other. Measured with fixed_cost.py beside the code reading them one after the other
+# (quiet machine): recall without its embedding 1.71 against 1.63 ms at 10,000 memories, 1.75 against 1.97
+# at 30,000, 1.81 against 2.17 at 50,000 (0.1-0.2 ms more CPU a recall); with both cores busy with other
+# work, within the noise at 50,000 (2.21 and 2.37 against 2.36 and 2.30 ms).
+BESIDE_MIN_ROWS = 20_000
 
 
 class SQLiteVectors(RecallRows):
@@ -318,10 +321,9 @@ class IndexSearch:
         if not index.uses_clusters or index.indexed < BESIDE_MIN_ROWS:
             # The exact scan is one numpy product of well under a millisecond at a few thousand rows: a
             # thread beside it only made each wait for the GIL behind the other (measured at 1,000
-            # memories: 6.8 ms p50 for the scan with the full text read beside it). Up to 50,000 rows the
-            # clusters' scan too: with the full text's postings and rows kept in memory it is mostly Python,
-            # and both waited for the GIL (fixed_cost.py side by side, load 7: 10,000 memories 10.3 ms p50
-            # one after the other, 11.5 ms beside; 50,000: 16.3 against 20.4 ms).
+            # memories: 6.8 ms p50 for the scan with the full text read beside it). A small index's
+            # clusters too: their scan and the full text (its postings and rows kept in memory) are each a
+            # few tenths of a millisecond, less than the hand-off costs (``BESIDE_MIN_ROWS``).
             other_value = beside()
             hits = index.candidates(query, self._flt, want=want, floor=self._floor)
             return self._tx.verified_briefs(query, hits, self._flt, self._floor, self._limit), other_value
