@@ -18,9 +18,9 @@ def threads() -> set[str]:
 @pytest.mark.parametrize(
     ("services", "expected"),
     [
-        (HTTP, {"zm-scheduler", "zm-capture", "zm-telemetry"}),
-        (HTTP_SIBLING, {"zm-telemetry"}),
-        (STDIO, {"zm-capture"}),
+        (HTTP, {"zm-scheduler", "zm-capture", "zm-telemetry", "zm-index-follow"}),
+        (HTTP_SIBLING, {"zm-telemetry", "zm-index-follow"}),
+        (STDIO, {"zm-capture", "zm-index-follow"}),
         (Services(), set()),
     ],
     ids=["zm serve", "a sibling worker", "zm mcp", "nothing"],
@@ -48,4 +48,4 @@ def test_the_scheduler_runs_only_when_an_interval_is_set(make_app: Callable[...,
     with running(app, HTTP) as started:
         assert started.warm is not None and started.warm.warm.wait(60)
         started.warm.stop()
-        assert threads() - before == {"zm-capture", "zm-telemetry"}
+        assert threads() - before == {"zm-capture", "zm-telemetry", "zm-index-follow"}

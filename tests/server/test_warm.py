@@ -166,3 +166,32 @@ def test_zm_mcp_warms_up_once_started_before_any_message(make_app: Callable[...,
             assert noting.asked == [[warm.WARM_TEXT]] and index_loaded(app)
         finally:
             backend.close()
+
+
+def test_a_server_catches_up_what_another_process_writes_without_a_call(
+    make_app: Callable[..., App], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warm, "FOLLOW_INTERVAL_S", 0.05)
+    noting = Noting(embedder)
+    with stored(make_app, noting) as app, running(app, STDIO) as started:
+        assert started.warm is not None and started.warm.warm.wait(WAIT_S)
+        assert isinstance(app.store, SQLiteStore) and app.store.index.indexed == 2
+        searched = noting.asked[:]
+        # Another process imports (an app of its own on the same data directory).
+        other = build_app(app.settings, embedder=embedder)
+        try:
+            for n in range(5):
+                remember(
+                    other,
+                    Caller("alice"),
+                    RememberRequest(content=f"Import note {n}.", kind=Kind.FACT, scope="personal"),
+                )
+        finally:
+            other.close()
+        deadline = time.monotonic() + WAIT_S
+        while app.store.index.indexed < 7 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert app.store.index.indexed == 7
+        assert noting.asked == searched  # no call, no search: the follower read them
+        hits = recall(app, Caller("alice"), "import note", channel=None, limit=10).hits
+        assert {hit.content for hit in hits} >= {f"Import note {n}." for n in range(5)}

@@ -8,10 +8,11 @@ A process declares what it runs (``Services``); ``running`` starts those for as 
   (``hygiene/scheduler.py``);
 - ``capture``: retries of failed extractions and chunks a stopped process left behind (``capture/worker.py``);
 - ``telemetry``: usage events and surfacings written in batches, the last at shutdown (``telemetry.py``);
-- ``warm``: the model, the secret guard and the vector index loaded at once, not at the first call
-  (``server/warm.py``).
+- ``warm``: the model, the secret guard and the vector index loaded at once, not at the first call, and the
+  index kept caught up with other processes' writes from then on (``server/warm.py``).
 
-Each but ``warm`` (one pass of a thread) is one ``background.Loop``; they stop in the reverse of their start.
+Each is one ``background.Loop`` (the warm-up's first pass, a thread of its own); they stop in the reverse of
+their start.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from zero_memory.app import App
 from zero_memory.capture.worker import capture_worker
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import scheduler
-from zero_memory.server.warm import WarmUp
+from zero_memory.server.warm import WarmUp, follower
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ def running(app: App, services: Services) -> Iterator[Running]:
             warm = WarmUp(app)
             warm.start()
             stops.append(warm.stop)
+            following = follower(app)
+            following.start()
+            stops.append(following.stop)
         if services.scheduler and app.settings.scan_interval_hours:
             ticks = scheduler(app, app.settings.scan_interval_hours)
             ticks.start()

@@ -10,6 +10,11 @@ the part being loaded (each is loaded once, under its own lock), not for a secon
 
 Nothing here is needed: a step that fails is logged and left to the call that needs it, which then fails
 or succeeds as it would have.
+
+After that, ``follower`` keeps the index caught up with the rows other processes write: a bulk import by
+``zm import`` while the server is idle left all its rows to the server's next search (217 ms at 30,000
+memories, against 9 ms once caught up); read a second at a time as they arrive, each catch-up is short and
+off the calls' path.
 """
 
 from __future__ import annotations
@@ -20,12 +25,15 @@ import time
 from collections.abc import Callable
 
 from zero_memory.app import App
+from zero_memory.background import Loop
 from zero_memory.embedding.base import embed_queries
 from zero_memory.memory.guard import find_secret
 
 log = logging.getLogger(__name__)
 
 WARM_TEXT = "warm-up"
+# How often the follower brings the index up to the database: a read of the change counter when nothing changed.
+FOLLOW_INTERVAL_S = 1.0
 
 
 def _model(app: App) -> None:
@@ -86,3 +94,11 @@ class WarmUp:
         log.info("warm-up: %s", ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.seconds.items()))
         if not self.failed:
             self.warm.set()
+
+
+def follower(app: App) -> Loop:
+    """The index brought up to the database every ``FOLLOW_INTERVAL_S`` (``Store.load_index``: nothing to read
+    when no row changed, nothing at all on PostgreSQL)."""
+    return Loop(
+        "zm-index-follow", app.store.load_index, every=lambda: FOLLOW_INTERVAL_S, failed="catching the vector index up"
+    )
