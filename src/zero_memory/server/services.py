@@ -11,8 +11,8 @@ A process declares what it runs (``Services``); ``running`` starts those for as 
 - ``warm``: the model, the secret guard and the vector index loaded at once, not at the first call, and the
   index kept caught up with other processes' writes from then on (``server/warm.py``).
 
-Each is one ``background.Loop`` (the warm-up's first pass, a thread of its own); they stop in the reverse of
-their start.
+Each is one ``background.Loop``, but for the warm-up's first pass, a thread of its own; they stop in the
+reverse of their start.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from zero_memory.memory.guard import find_secret
 log = logging.getLogger(__name__)
 
 WARM_TEXT = "warm-up"
-# How often the follower brings the index up to the database: a read of the change counter when nothing changed.
+# How often the follower brings the index up to the database: one read of the rows changed since, none when idle.
 FOLLOW_INTERVAL_S = 1.0
 
 
