@@ -32,7 +32,7 @@ from zero_memory.memory.guard import find_secret
 log = logging.getLogger(__name__)
 
 WARM_TEXT = "warm-up"
-# How often the follower brings the index up to the database: one read of the rows changed since, none when idle.
+# How often the follower brings the index up to the database: one read of the rows changed since (none, idle).
 FOLLOW_INTERVAL_S = 1.0
 
 
