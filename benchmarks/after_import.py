@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import queries
 from scale import OWNER, load, open_app
 
+from zero_memory.cli.entry import settle_process
+
 GROWTH = Path(__file__).resolve().parent / "growth.py"
 
 
@@ -61,7 +63,8 @@ def reader(home: Path, config: str, count: int) -> None:
 
 
 def spawn(args: list[str]) -> subprocess.Popen[str]:
-    env = {**os.environ, "NUMPY_MADVISE_HUGEPAGE": os.environ.get("NUMPY_MADVISE_HUGEPAGE", "0")}
+    env = dict(os.environ)
+    settle_process(env)  # as zm would run
     return subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
 

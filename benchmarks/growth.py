@@ -106,7 +106,10 @@ def spawn(role: str, args: list[str], src: str | None = None) -> subprocess.Pope
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     else:
-        env.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+        # Imported here: the readers of ``src`` import this file with another checkout's zero_memory.
+        from zero_memory.cli.entry import settle_process
+
+        settle_process(env)
     command = [sys.executable, __file__, "--role", role, *args]
     return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
 

@@ -10,8 +10,8 @@ database and checked against it, the rows changed since caught up. ``--cold``
 empties the system's page cache before each run (root only: ``echo 3 >
 /proc/sys/vm/drop_caches``), as after a reboot. Prints each run's seconds, the
 rows loaded and the load average. Run it with ``PYTHONPATH=OTHER/src`` for
-another checkout's code (one that migrates the store further leaves it
-unreadable to the older code: use a copy).
+another checkout's code from ``Store.load_index`` on (one that migrates the
+store further leaves it unreadable to the older code: use a copy).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import load, open_app
 
+from zero_memory.cli.entry import settle_process
+
 
 def one(home: Path) -> dict[str, float]:
     began = time.perf_counter()
@@ -35,9 +37,9 @@ def one(home: Path) -> dict[str, float]:
     opened = time.perf_counter()
     app.store.load_index()
     loaded = time.perf_counter()
-    rows = getattr(app.store, "index", None)
+    index = getattr(app.store, "index", None)  # PostgreSQL has none here
     result = {"open_s": round(opened - began, 3), "load_s": round(loaded - opened, 3)}
-    result["rows"] = rows.indexed if rows is not None else 0
+    result["rows"] = index.indexed if index is not None else 0
     app.close()
     return result
 
@@ -57,7 +59,8 @@ def main() -> None:
         if args.cold:
             os.sync()
             Path("/proc/sys/vm/drop_caches").write_text("3\n")
-        env = {**os.environ, "NUMPY_MADVISE_HUGEPAGE": os.environ.get("NUMPY_MADVISE_HUGEPAGE", "0")}
+        env = dict(os.environ)
+        settle_process(env)  # as a zm process runs
         done = subprocess.run(
             [sys.executable, __file__, "--role", "load", "--home", args.home],
             env=env,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import MutableMapping
 
 
-def settle_process() -> None:
-    """What every zm process sets before numpy is first imported (the children it starts inherit it).
+def settle_process(environ: MutableMapping[str, str] = os.environ) -> None:
+    """What every zm process sets before numpy is first imported (the children it starts inherit it); given
+    ``environ``, the environment of a process about to be started (a benchmark's), set the same way.
 
     numpy advises the kernel to back each array of 4 MB or more with 2 MB pages. Where the kernel compacts
     memory to find one at the array's first write (Linux's default for advised memory), that write waits for
@@ -18,7 +20,7 @@ def settle_process() -> None:
     request makes can meet the same wait. A zm process asks for small pages unless its environment says
     otherwise.
     """
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 def main() -> None:
