@@ -97,6 +97,9 @@ def test_a_process_that_does_not_warm_up_loads_at_its_first_call(
         assert started.warm is None
         time.sleep(0.2)
         assert not noting.asked and not index_loaded(app)
+        hits = recall(app, Caller("alice"), "when do we deploy", channel=None).hits
+        assert noting.asked == [["when do we deploy"]] and index_loaded(app)
+        assert hits[0].content == "Deploys happen on Tuesdays."
 
 
 def test_a_step_that_fails_is_left_to_the_first_call_and_the_others_still_load(
