@@ -2,9 +2,11 @@
 
 The server's background services are each a step and a wait (``server/services.py`` starts them): the
 scheduled hygiene tick (``hygiene/scheduler.py``), the capture retries (``capture/worker.py``) and the
-telemetry flusher (``telemetry.py``). A step that raises is logged and the loop goes on; ``wake`` cuts the
-current wait short (telemetry, once enough rows wait); ``stop`` ends the loop at its next wait, never in
-the middle of a step.
+telemetry flusher (``telemetry.py``), the index follower (``server/warm.py``). A step that raises is
+logged and the loop goes on, waiting longer after each failure in a row (``backoff``): a store that stays
+unreachable is tried less and less often and fills no log, one that comes back is used again within a
+minute. ``wake`` cuts the current wait short (telemetry, once enough rows wait); ``stop`` ends the loop at
+its next wait, never in the middle of a step.
 """
 
 from __future__ import annotations
@@ -16,6 +18,21 @@ from collections.abc import Callable
 log = logging.getLogger("zero_memory.background")
 
 STOP_TIMEOUT_S = 10.0
+# After failures in a row the interval doubles each time, up to this (or the loop's own interval, if longer).
+BACKOFF_MAX_S = 60.0
+
+
+def backoff(every: float, failures: int) -> float:
+    """The wait before the next step after ``failures`` failed steps in a row (0: the last one succeeded)."""
+    if failures == 0:
+        return every
+    return min(every * 2.0 ** min(failures, 32), max(every, BACKOFF_MAX_S))
+
+
+def worth_logging(failures: int) -> bool:
+    """Whether the ``failures``-th failure in a row is logged: the 1st, 2nd, 4th, 8th... (a step that keeps
+    failing every second writes a dozen lines an hour, not 3,600)."""
+    return failures & (failures - 1) == 0
 
 
 class Loop:
@@ -57,6 +74,7 @@ class Loop:
 
     def _run(self) -> None:
         wait = self._first if self._first is not None else self._next()
+        failures = 0
         while True:
             self._wake.wait(wait)
             self._wake.clear()
@@ -64,8 +82,17 @@ class Loop:
                 return
             try:
                 self._step()
-            except Exception:
-                log.exception("%s failed", self._failed)
+            except Exception as error:
+                failures += 1
+                wait = backoff(self._next(), failures)
+                if failures == 1:
+                    log.exception("%s failed", self._failed)
+                elif worth_logging(failures):
+                    log.error("%s failed %d times in a row, next in %.0f s: %r", self._failed, failures, wait, error)
+                continue
+            if failures:
+                log.warning("%s succeeded after %d failures in a row", self._failed, failures)
+                failures = 0
             wait = self._next()
 
     def _next(self) -> float:
