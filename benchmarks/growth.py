@@ -1,6 +1,7 @@
 """Recall while the store grows: during a bulk import by another process, in the minute after, and steady.
 
-    python benchmarks/growth.py --size 30000 [--base 0] [--other OTHER_CHECKOUT/src] [--after 60] [--steady 20]
+    python benchmarks/growth.py --size 30000 [--base 0] [--other OTHER_CHECKOUT/src] [--served]
+                                [--after 60] [--steady 20]
 
 One data directory; ``--base`` memories are imported first, untimed. Then
 readers start, each a process of its own that opens the store as a server
@@ -10,7 +11,10 @@ would and recalls the corpus's queries in a loop, one every ``--every`` ms:
 - ``exact``: the same code with the exact numpy scan instead of the clusters
   (the floor a vector index must beat);
 - ``other``: the code of ``--other`` (a ``src`` folder, e.g. of the commit
-  before), given only with that option.
+  before), given only with that option;
+- ``served``: with ``--served``, this checkout's code with the services a
+  server runs beside its calls (``zm mcp``'s: the warm-up and its follower,
+  which catches the index up a second at a time, off the calls' path).
 
 The readers run side by side, at the same moments and under the same load.
 Once they answer, another process imports ``--size`` memories through
@@ -26,6 +30,7 @@ Recall runs with ``channel=None`` (nothing written by the readers).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -85,7 +90,7 @@ def reader(home: Path, config: str, every_ms: float, stop: Path) -> None:
         recall(app, caller, text, limit=10, channel=None)
     print(json.dumps({"ready": True}), flush=True)
     n = 0
-    with Path(f"{stop}.{config}").open("w") as out:
+    with served(app, config == "served"), Path(f"{stop}.{config}").open("w") as out:
         while not stop.exists():
             started_at = time.time()
             started, cpu = time.perf_counter(), time.process_time()
@@ -96,6 +101,16 @@ def reader(home: Path, config: str, every_ms: float, stop: Path) -> None:
             n += 1
             time.sleep(max(0.0, every_ms / 1000 - ms / 1000))
     app.close()
+
+
+def served(app: Any, services: bool) -> contextlib.AbstractContextManager[Any]:
+    """The services ``zm mcp`` runs beside its calls, or none (imported only then: ``--other``'s code may
+    have none)."""
+    if not services:
+        return contextlib.nullcontext()
+    from zero_memory.server.services import STDIO, running
+
+    return running(app, STDIO)
 
 
 def spawn(role: str, args: list[str], src: str | None = None) -> subprocess.Popen[str]:
@@ -120,6 +135,7 @@ def main() -> None:
     parser.add_argument("--base", type=int, default=0, help="memories imported first, untimed")
     parser.add_argument("--home", default=None)
     parser.add_argument("--other", default=None, help="the src folder of another checkout, read beside this one")
+    parser.add_argument("--served", action="store_true", help="also a reader with a server's services")
     parser.add_argument("--every", type=float, default=250.0, help="ms between the starts of a reader's recalls")
     parser.add_argument("--after", type=float, default=60.0)
     parser.add_argument("--steady", type=float, default=20.0)
@@ -149,6 +165,8 @@ def main() -> None:
     configs: dict[str, str | None] = {"this": None, "exact": None}
     if args.other:
         configs["other"] = args.other
+    if args.served:
+        configs["served"] = None
     readers = {
         name: spawn("read", [*common, "--config", name, "--every", str(args.every), "--stop", str(stop)], src)
         for name, src in configs.items()
