@@ -3,7 +3,7 @@
 The kernel hands each new connection to one worker's socket by a hash of its
 addresses, so a few long-lived connections seldom split evenly: eight over two
 workers split four and four about one time in four, six and two or worse as
-often (docs/benchmarks-archive.md, "Serving"), and the worker holding six runs short of
+often (docs/benchmarks-archive.md, "Connections spread evenly over the workers"), and the worker holding six runs short of
 a core while the other idles. So a worker that accepts a connection while it
 holds more than the least loaded of its siblings passes it on, before reading a
 byte of it: the descriptor itself goes to that sibling over a Unix datagram

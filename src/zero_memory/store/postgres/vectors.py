@@ -52,7 +52,8 @@ EF_SEARCH_MIN = 64
 EF_SEARCH_MAX = 1000
 # The sweep's candidate list, for its few nearest rows a subject (a cap of 3, 6 fetched): SWEEP_EF_SEARCH_MIN
 # instead of 64 found the same four nearest of 1,000 subjects at 100,000 memories in about half the server's
-# time, and 0.9912 of the exact scan's pairs for 10,000 subjects where 64 found 0.9946 (docs/benchmarks-archive.md).
+# time, and 0.9912 of the exact scan's pairs for 10,000 subjects where 64 found 0.9946
+# (docs/benchmarks-archive.md, "PostgreSQL: the sweep's shorter candidate list, recall's search reading briefs").
 SWEEP_EF_SEARCH_MIN = 24
 # The rows a sweep's scan fetches beyond a subject's cut and its excluded rows. An index scan's first
 # ef_search candidates come back in their exact order (relaxed order only lets a later iteration's rows come

@@ -331,7 +331,7 @@ class IndexSearch:
         # transaction (its connection used by one thread at a time): the scan holds the GIL only to start and
         # to end, so the reads beside it start at once, and it goes on as soon as it ends. With the scan
         # beside and the reads here they waited for the GIL behind each other (docs/benchmarks-archive.md,
-        # "The graph: recall at 100,000 memories").
+        # "The graph: recall at 100,000 memories, the walk on the caller's thread, each row read once").
         other = index.beside(beside)
         try:
             hits = index.candidates(query, self._flt, want=want, floor=self._floor)
