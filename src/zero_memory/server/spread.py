@@ -3,8 +3,9 @@
 The kernel hands each new connection to one worker's socket by a hash of its
 addresses, so a few long-lived connections seldom split evenly: eight over two
 workers split four and four about one time in four, six and two or worse as
-often (docs/benchmarks-archive.md, "Connections spread evenly over the workers"), and the worker holding six runs short of
-a core while the other idles. So a worker that accepts a connection while it
+often (docs/benchmarks-archive.md, "Connections spread evenly over the
+workers"), and the worker holding six runs short of a core while the other
+idles. So a worker that accepts a connection while it
 holds more than the least loaded of its siblings passes it on, before reading a
 byte of it: the descriptor itself goes to that sibling over a Unix datagram
 socket (``SCM_RIGHTS``), and the sibling serves it as if it had accepted it.

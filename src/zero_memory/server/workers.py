@@ -8,7 +8,8 @@ the database, as separate ``zm serve`` processes do (docs/deployment.md).
 ``affinity.py`` keeps every MCP session on its worker.
 
 One Python process runs Python on one core at a time; a second worker pays
-when the machine has a second core the first cannot use (docs/benchmarks-archive.md, "A second core: `zm serve --workers`, one BLAS
+when the machine has a second core the first cannot use
+(docs/benchmarks-archive.md, "A second core: `zm serve --workers`, one BLAS
 thread, one writers' queue").
 """
 
@@ -67,8 +68,9 @@ def listening_sockets(host: str, port: int, count: int) -> list[socket.socket]:
 
     A shared socket hands a burst of new connections to whichever worker wakes first, and asyncio accepts
     all that wait at each wake-up: eight clients connecting at once all landed on one of two workers, the
-    other idle (docs/benchmarks-archive.md, "Calls that do not queue behind each other's writes"). With a socket each (``SO_REUSEPORT``) the kernel spreads
-    new connections over the workers by a hash of their addresses. Only Linux spreads them so (macOS gives
+    other idle (docs/benchmarks-archive.md, "Calls that do not queue behind each other's writes"). With a
+    socket each (``SO_REUSEPORT``) the kernel spreads new connections over the workers by a hash of their
+    addresses. Only Linux spreads them so (macOS gives
     them all to the last socket bound); elsewhere the workers share one. Only processes of the same user
     may bind the port beside them.
     """
