@@ -1,0 +1,37 @@
+-- Row-level security for the audit log's appends: what a user's transaction writes names her, or a memory
+-- she may read, never another user's account on its own.
+--
+-- 0009 let any named caller append any audit row (0026 kept the meaning): a transaction acting for alice
+-- could add a row under bob's owner and in bob's name as actor, which bob then reads as his own history
+-- (audit_read shows a reader the rows she owns or acted in), attach a row to one of bob's runs, or link a
+-- row to bob's private memory, which then shows it in that memory's trail. Every append a user's
+-- transaction makes (the transitions a service calls, a project created, a token or key stored, an OAuth
+-- grant, a captured chunk) writes:
+--   owner: the caller, or the owner of a memory the row names and the caller may read (an action on a
+--          team memory is audited under the memory's owner); never NULL (only system passes write
+--          rows of no one: a client registered, a run interrupted, a reindex);
+--   actor: the caller; a name with a dot, which no user can have (user names are slugs), for the
+--          automatic actions a service runs in its own transaction ("hygiene.verify", "hygiene.refine");
+--          or "operator", an operator's command revoking a user's OAuth grants in a transaction acting
+--          for that user (cli/oauth.py);
+--   run:   none, or a run the caller may read (runs are their owner's; a service's run is claimed in the
+--          same transaction, under the caller);
+--   links: only to memories the caller may read.
+-- A system pass (zm.system) appends any row, as before.
+
+-- Some memory that ``named`` (an audit row's memory_ids, a JSON array) lists, the caller may read (the
+-- memories policy applies inside), and ``audit_owner`` owns.
+CREATE FUNCTION zm_owns_a_named_memory(audit_owner text, named text) RETURNS boolean LANGUAGE sql STABLE
+    AS $$
+        SELECT EXISTS (SELECT 1 FROM memories m
+                       WHERE m.id IN (SELECT json_array_elements_text(named::json)) AND m.owner = audit_owner)
+    $$;
+
+ALTER POLICY audit_append ON audit
+    WITH CHECK ((SELECT zm_system())
+                OR ((owner = (SELECT zm_caller()) OR zm_owns_a_named_memory(owner, memory_ids))
+                    AND (actor = (SELECT zm_caller()) OR strpos(actor, '.') > 0 OR actor = 'operator')
+                    AND (run_id IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = audit.run_id))));
+
+ALTER POLICY audit_memories_append ON audit_memories
+    WITH CHECK ((SELECT zm_system()) OR zm_memory_visible(memory_id));
