@@ -167,3 +167,22 @@ def test_a_bulk_import_appends_its_rows_as_the_user(pg: PostgresStore, bob: dict
             actor="alice", action="import", owner="alice", payloads=[(bob["private"], {})], run_id=None, at=at()
         )
     assert linked_to(pg, bob["private"]) == []
+
+
+def test_a_user_links_only_her_rows_to_the_memories_they_name(pg: PostgresStore, bob: dict[str, str]) -> None:
+    """Linked to her own memory, bob's account row would show in her memory's trail; her row links to the
+    memory it names, not to another."""
+    with system_tx(pg, "seed", write=True) as tx:
+        bobs = append(tx, owner="bob", actor="bob")
+    with pytest.raises(REFUSED), as_alice(pg) as tx:
+        tx._exec("INSERT INTO audit_memories(audit_seq, memory_id) VALUES (?, ?)", (bobs, bob["alice"]))
+    with pytest.raises(REFUSED), as_alice(pg) as tx:
+        seq = append(tx, owner="alice", memory_ids=[bob["alice"]])
+        tx._exec("INSERT INTO audit_memories(audit_seq, memory_id) VALUES (?, ?)", (seq, bob["shared"]))
+    assert linked_to(pg, bob["alice"]) == []
+    assert linked_to(pg, bob["shared"]) == []
+
+    with as_alice(pg) as tx:
+        shared = tx.get_memories([bob["shared"]], visibility(tx, "alice"))[bob["shared"]]
+        assert transitions.pin(tx, shared, actor="alice", at=at())
+    assert linked_to(pg, bob["shared"]) == ["pin"]
