@@ -19,7 +19,7 @@ import pytest
 from tests.store.factories import add_users, at, axis, memory, put
 from zero_memory import transitions
 from zero_memory.access.visibility import visibility
-from zero_memory.domain.records import Project, Run
+from zero_memory.domain.records import Project, Run, RunStatus
 from zero_memory.store import system_tx
 from zero_memory.store.postgres.adapter import PostgresStore
 
@@ -152,6 +152,33 @@ def test_a_user_attaches_audit_rows_only_to_her_own_runs(pg: PostgresStore, bob:
         append(tx, owner="bob", memory_ids=[bob["shared"]], run_id=run.id)
     with system_tx(pg, "check") as tx:
         assert [(a.actor, a.owner) for a in tx.audit_for_run(run.id)] == [("hygiene.verify", "alice"), ("alice", "bob")]
+
+
+def test_a_run_she_starts_over_a_teammates_memory_is_his_in_her_name_as_its_starter(
+    pg: PostgresStore, bob: dict[str, str]
+) -> None:
+    """Verifying her project, alice changes bob's memory in a run of bob's (his to undo): she claims it only as
+    its starter, and its rows go under bob; a run of bob's that bob started stays closed to her."""
+    with pytest.raises(REFUSED), as_alice(pg) as tx:
+        tx.claim_run(Run.running("run_forged", owner="bob", kind="verify", started_by="bob", at=at()))
+    with as_alice(pg) as tx:
+        run = Run.running("run_for_bob", owner="bob", kind="verify", started_by="alice", at=at())
+        assert transitions.start_run(tx, run, at=at())
+        append(tx, owner="bob", memory_ids=[bob["shared"]], run_id=run.id)
+        transitions.finish_run(tx, run, RunStatus.COMPLETED, {"reanchored": 1}, at=at())
+        assert [r.id for r in tx.list_runs(owner="bob")] == [run.id]  # not bob's own run
+    assert bobs_trail(pg) == [
+        ("hygiene.verify", "bob", "run.start"),
+        ("alice", "bob", "note"),
+        ("hygiene.verify", "bob", "run.stop"),
+    ]
+    with system_tx(pg, "check") as tx:
+        finished = tx.get_run(run.id)
+    assert finished is not None and (finished.owner, finished.started_by, finished.status) == (
+        "bob",
+        "alice",
+        RunStatus.COMPLETED,
+    )
 
 
 def test_a_bulk_import_appends_its_rows_as_the_user(pg: PostgresStore, bob: dict[str, str]) -> None:
