@@ -28,7 +28,6 @@ from datetime import datetime
 
 from zero_memory.background import Loop
 from zero_memory.domain.records import Channel
-from zero_memory.store import SYSTEM
 from zero_memory.store.base import Store
 
 log = logging.getLogger("zero_memory.telemetry")
@@ -140,7 +139,7 @@ def write(store: Store, rows: Sequence[Row]) -> None:
         users = {row.user_id for row in rows}
         present = {uid for uid in users if tx.get_user(uid) is not None}
         served = {i for row in rows if isinstance(row, Surfacing) for i in row.memory_ids}
-        existing = set(tx.get_memories(served, SYSTEM)) if served else set()
+        existing = tx.existing_ids(served) if served else set()
         for row in rows:
             if row.user_id not in present:
                 continue

@@ -56,6 +56,21 @@ def test_get_memories_returns_the_visible_ones_by_id(users: Store) -> None:
         assert tx.get_memories([], SYSTEM) == {}
 
 
+def test_existing_ids_are_the_stored_ones_in_any_state_and_scope(users: Store) -> None:
+    live = memory("live", minutes=1)
+    elsewhere = memory("in another user's scope", scope="user.bob", owner="bob", minutes=2)
+    retired = memory("retired", minutes=3)
+    with users.tx(write=True) as tx:
+        for m in (live, elsewhere, retired):
+            put(tx, m)
+        tx.set_status(retired.id, Status.INVALIDATED, InvalidationReason.FORGOTTEN, None, at(4))
+    asked = [live.id, live.id, elsewhere.id, retired.id] + [f"mem_nope{n}" for n in range(600)]
+    with users.tx() as tx:
+        assert tx.existing_ids(asked) == {live.id, elsewhere.id, retired.id}
+        assert tx.existing_ids(["mem_nope"]) == set()
+        assert tx.existing_ids([]) == set()
+
+
 def test_briefs_with_vectors_read_what_get_memories_and_memory_vectors_read(users: Store) -> None:
     seen = [memory(f"visible {n}", minutes=n, source={"thread": f"t-{n}"}) for n in range(3)]
     hidden = memory("hidden", scope="user.alice")

@@ -20,6 +20,11 @@ class SqlBase:
         """Run a statement; return the number of rows it changed."""
         raise NotImplementedError
 
+    def _exec_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement once for each row of parameters (an adapter may send them together)."""
+        for params in rows:
+            self._exec(sql, params)
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         raise NotImplementedError
 

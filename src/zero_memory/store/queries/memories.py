@@ -124,6 +124,16 @@ class MemoryQueries(SqlBase):
         )
         return [memory_from_row(r) for r in rows]
 
+    def existing_ids(self, ids: Collection[str]) -> set[str]:
+        """Which of these ids are stored memories, in any state and any scope (the reader is the system)."""
+        ordered = sorted(set(ids))
+        found: set[str] = set()
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            rows = self._query(f"SELECT id FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
+            found.update(r["id"] for r in rows)
+        return found
+
     def stored_hashes(self, owner: str, content_hashes: Collection[str]) -> set[str]:
         """Which of these content hashes the owner's memories already have, in any state."""
         hashes = sorted(set(content_hashes))

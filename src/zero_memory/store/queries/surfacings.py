@@ -17,11 +17,11 @@ class SurfacingQueries(SqlBase):
     def add_surfacings(
         self, user_id: str, memory_ids: Sequence[str], at: datetime, *, session_id: str | None, channel: Channel
     ) -> None:
-        for memory_id in memory_ids:
-            self._exec(
-                "INSERT INTO surfacings(at, memory_id, user_id, session_id, channel) VALUES (?, ?, ?, ?, ?)",
-                (to_text(at), memory_id, user_id, session_id, str(channel)),
-            )
+        when, channel_name = to_text(at), str(channel)
+        self._exec_many(
+            "INSERT INTO surfacings(at, memory_id, user_id, session_id, channel) VALUES (?, ?, ?, ?, ?)",
+            [(when, memory_id, user_id, session_id, channel_name) for memory_id in memory_ids],
+        )
 
     def surfacing_counts(self, *, since: datetime, min_count: int) -> list[tuple[str, int]]:
         rows = self._query(

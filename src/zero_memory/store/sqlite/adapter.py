@@ -86,6 +86,9 @@ class SQLiteTx(FullTextReads, SQLiteVectors, EmptyReads, SqlTx):
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 
+    def _exec_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, tuple(params))
         names = [d[0] for d in cursor.description or ()]

@@ -34,6 +34,7 @@ import numpy as np
 
 from zero_memory.store.sqlite.clusters import TRAIN_PER_LIST, Clusters, Selection, lists_for
 from zero_memory.store.sqlite.clusters_build import ClustersBuild, Read
+from zero_memory.store.sqlite.filter_masks import FilterMasks
 from zero_memory.store.sqlite.index_files import IndexFiles
 from zero_memory.store.sqlite.index_source import Row, Source, State
 from zero_memory.store.sqlite.int8_rows import Int8Rows
@@ -150,7 +151,7 @@ class VectorIndex:
         self._int8: Int8Rows | None = None  # while the first clusters are built in the background
         self._clusters: Clusters | None = None
         self._selections: dict[Filter, Selection] = {}  # masks as the clusters' scans check them
-        self._masks: dict[Filter, np.ndarray] = {}
+        self._masks: FilterMasks[Filter] = FilterMasks(self._matches)
         self._suspects: set[int] = set()
         self._unsaved = 0
 
@@ -442,10 +443,8 @@ class VectorIndex:
                 self._clusters.add(keys, np.stack(list(added.values())))
         elif self._int8 is not None and added:
             self._int8.put(keys, np.stack(list(added.values())))
-        if self._masks:
-            seqs = np.array([row[0] for row in rows])
-            for flt, mask in self._masks.items():
-                mask[seqs] = self._matches(flt, seqs)
+        if len(self._masks):
+            self._masks.changed(np.array([row[0] for row in rows]))
         self._selections.clear()
         self._unsaved += len(rows)
 
@@ -562,14 +561,11 @@ class VectorIndex:
         return mask
 
     def _mask(self, flt: Filter) -> np.ndarray:
-        """Rows the filter keeps, by seq; cached per filter and updated row by row as changes arrive."""
-        mask = self._masks.get(flt)
-        if mask is None:
-            if len(self._masks) >= 64:
-                self._masks.clear()
-                self._selections.clear()
-            mask = self._masks[flt] = self._matches(flt, slice(None))
-        return mask
+        """Rows the filter keeps, by seq; cached per filter, caught up on the rows changed since its last use."""
+        if flt not in self._masks and len(self._masks) >= 64:
+            self._masks.clear()
+            self._selections.clear()
+        return self._masks.get(flt)
 
     def _selection(self, flt: Filter) -> Selection:
         """The filter's mask as a bitmap; made again after a change to any row."""
