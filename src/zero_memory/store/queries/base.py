@@ -9,6 +9,7 @@ import numpy as np
 
 from zero_memory.store.fulltext import TextPlan
 from zero_memory.store.ports.search import Neighbour
+from zero_memory.store.rows import marks
 
 
 class SqlBase:
@@ -27,6 +28,21 @@ class SqlBase:
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         raise NotImplementedError
+
+    def _held(self, table: str, column: str, values: Collection[str], *, owner: str | None = None) -> set[str]:
+        """Which of ``values`` some row of ``table`` holds in ``column`` (of ``owner``'s rows, if given), asked
+        500 at a time."""
+        ordered = sorted(set(values))
+        mine = "owner = ? AND " if owner is not None else ""
+        found: set[str] = set()
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            rows = self._query(
+                f"SELECT DISTINCT {column} FROM {table} WHERE {mine}{column} IN ({marks(len(chunk))})",
+                [owner, *chunk] if owner is not None else chunk,
+            )
+            found.update(r[column] for r in rows)
+        return found
 
     def _embedding_param(self, vector: np.ndarray) -> Any:
         raise NotImplementedError

@@ -126,26 +126,11 @@ class MemoryQueries(SqlBase):
 
     def existing_ids(self, ids: Collection[str]) -> set[str]:
         """Which of these ids are stored memories, in any state and any scope (the reader is the system)."""
-        ordered = sorted(set(ids))
-        found: set[str] = set()
-        for start in range(0, len(ordered), 500):
-            chunk = ordered[start : start + 500]
-            rows = self._query(f"SELECT id FROM memories WHERE id IN ({marks(len(chunk))})", chunk)
-            found.update(r["id"] for r in rows)
-        return found
+        return self._held("memories", "id", ids)
 
     def stored_hashes(self, owner: str, content_hashes: Collection[str]) -> set[str]:
         """Which of these content hashes the owner's memories already have, in any state."""
-        hashes = sorted(set(content_hashes))
-        found: set[str] = set()
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            rows = self._query(
-                f"SELECT DISTINCT content_hash FROM memories WHERE owner = ? AND content_hash IN ({marks(len(chunk))})",
-                [owner, *chunk],
-            )
-            found.update(r["content_hash"] for r in rows)
-        return found
+        return self._held("memories", "content_hash", content_hashes, owner=owner)
 
     def set_status(
         self,
@@ -304,13 +289,7 @@ class MemoryQueries(SqlBase):
         return self._exec("DELETE FROM pins WHERE memory_id = ?", (memory_id,)) > 0
 
     def pinned(self, memory_ids: Collection[str]) -> set[str]:
-        ids = list(dict.fromkeys(memory_ids))
-        found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = self._query(f"SELECT memory_id FROM pins WHERE memory_id IN ({marks(len(chunk))})", chunk)
-            found.update(r["memory_id"] for r in rows)
-        return found
+        return self._held("pins", "memory_id", memory_ids)
 
     def pinned_in(self, scopes: Collection[str]) -> list[Memory]:
         scopes = sorted(scopes)
