@@ -194,3 +194,19 @@ def test_an_agents_memory_about_code_is_anchored_and_flagged_in_the_next_briefin
     hook_context = next(t for t in _texts(agents.model.turns()[first].body) if t.startswith(HOOK_CONTEXT))
     assert "## Code changed since verified" in hook_context
     assert written["id"] in hook_context.split("## Code changed since verified")[1]
+
+
+def test_the_docs_example_is_recalled_in_a_persons_words(agents: Agents) -> None:
+    """The query of docs/clients.md's recall example, asked in the next session of the memory it is about,
+    which holds none of its word forms ("deploy" against "deploys"): the lexical side stems, it comes first."""
+    repo = agents.repo("work/ops")
+    agents.zm("setup", "claude-code")
+    deploys = "Ops: deploys happen on Tuesdays and Thursdays"
+    args = {"content": deploys, "kind": "convention", "project_hint": str(repo)}
+    agents.model.script(*claude_calls("remember", args), say("noted"))
+    assert agents.claude("Remember when we deploy.", repo).returncode == 0
+    agents.model.script(*claude_calls("recall", {"query": "how do we deploy", "project_hint": str(repo)}))
+    asked = agents.claude("How do we deploy?", repo)
+    assert asked.returncode == 0, asked.stderr
+    hits = json.loads(agents.model.tool_results()[-1].splitlines()[-1])["hits"]
+    assert hits[0]["content"] == deploys
