@@ -1,5 +1,6 @@
 -- Row-level security for the audit log's appends: what a user's transaction writes names her, or a memory
--- she may read, never another user's account on its own.
+-- she may read, never another user's account on its own; and for the runs she starts in a teammate's name
+-- (a verification of her project), which she may claim, finish and read, with their audit rows.
 --
 -- 0009 let any named caller append any audit row (0026 kept the meaning): a transaction acting for alice
 -- could add a row under bob's owner and in bob's name as actor, which bob then reads as his own history
