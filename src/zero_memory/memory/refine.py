@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import numpy as np
-
 from zero_memory import transitions
 from zero_memory.access.caller import Caller
 from zero_memory.access.project_identity import different_projects
@@ -24,20 +22,24 @@ from zero_memory.domain.memory import InvalidationReason, Memory, Rank, session_
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
 from zero_memory.ids import new_id
 from zero_memory.store.base import Tx
+from zero_memory.store.ports.search import Neighbour
 
 REFINE = "refine"  # the audit action of a refinement, and the kind of the run it belongs to
+REFINE_COUNT = 5  # the writer's memories nearest the new one that refinement looks at
 
 
 def refine_same_session(
-    tx: Tx, caller: Caller, new: Memory, vector: np.ndarray, floor: float, now: datetime, paths: dict[str, str]
+    tx: Tx, caller: Caller, new: Memory, nearest: list[Neighbour], now: datetime, paths: dict[str, str]
 ) -> list[str]:
-    """Two authoritative writes of one session, nearly identical: the newer supersedes the older."""
+    """Two authoritative writes of one session, nearly identical: the newer supersedes the older.
+    ``nearest``: the writer's ``REFINE_COUNT`` memories most similar to ``new`` at or above the floor
+    (``same_session_similarity``), ``new`` not among them."""
     keys = new.session_keys
     if new.rank < Rank.AGENT or not keys:
         return []
     refined: list[str] = []
     run: Run | None = None
-    for neighbour in tx.similar(vector, floor=floor, limit=5, owner=new.owner, exclude=[new.id]):
+    for neighbour in nearest:
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue

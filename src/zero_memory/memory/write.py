@@ -6,7 +6,9 @@ embedding (skipped for a repeat, below); then, under the write lock, the
 provisional yield probe, same-scope dedup absorption,
 declared supersedes, same-session refinement (queued instead when the older
 side was once restored or has a pending row; a retirement is recorded in a
-run of kind ``refine``, like every automatic one); after the commit, the ``similar_existing`` list.
+run of kind ``refine``, like every automatic one) and the ``similar_existing``
+list. The probe, dedup, refinement and the list are answered by one search of
+the writer's nearest memories (memory/nearby.py).
 Every write and every state change writes its audit row.
 
 A text the caller already has live in the target scope is absorbed by its
@@ -54,14 +56,19 @@ from zero_memory.memory.models import (
     SkippedLink,
     WriteStatus,
 )
-from zero_memory.memory.refine import refine_same_session
+from zero_memory.memory.nearby import Neighbourhood, Question
+from zero_memory.memory.refine import REFINE_COUNT, refine_same_session
 from zero_memory.memory.targets import session_state, write_target
 from zero_memory.memory.validation import check_fields, check_text
 from zero_memory.memory.views import similar_view
+from zero_memory.settings import HygieneConfig
 from zero_memory.store.base import Tx
+from zero_memory.store.ports.search import Neighbour
 from zero_memory.workspace.mentions import names_code
 
 MAX_LINKS = 50
+# The provisional yield probe looks at this many of the writer's memories above its floor.
+YIELD_COUNT = 10
 
 
 @dataclass
@@ -210,7 +217,9 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
             updated_at=now,
         )
 
-        existing = _yield_or_absorb(tx, incoming, vector, config.provisional_yield_similarity, config.dedup_similarity)
+        declared_any = any(link.type == "supersedes" for link in req.links)
+        near = _neighbourhood(tx, incoming, vector, config, advice=not declared_any)
+        existing = _yield_or_absorb(tx, incoming, near, config.provisional_yield_similarity, config.dedup_similarity)
         if existing is not None:
             status, kept = existing
             transitions.remember_existing(
@@ -253,26 +262,29 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         if located:
             tx.set_anchors(incoming.id, located, now)
         superseded, skipped = _declared_links(tx, vis, caller, incoming, req.links, now)
-        declared_any = any(link.type == "supersedes" for link in req.links)
-        paths: dict[str, str] = {}
+        similar: list[SimilarMemory] = []
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
             superseded += refine_same_session(
-                tx, caller, incoming, vector(), config.same_session_similarity, now, paths
-            )
-    similar: list[SimilarMemory] = []
-    if not declared_any:
-        # Advice, not a decision: read after the commit, so the write lock is not held for a search.
-        with app.store.tx() as tx:
-            tx.act_as(caller.uid)
-            similar = _similar_existing(
                 tx,
+                caller,
+                incoming,
+                near.ask(Question(config.same_session_similarity, REFINE_COUNT, exclude=frozenset({incoming.id}))),
+                now,
+                paths,
+            )
+            # Advice, not a decision: from the search the write made already (nearby.py).
+            similar = _similar_existing(
                 vis,
                 incoming,
-                vector(),
-                superseded,
-                config.similar_existing_similarity,
+                near.ask(
+                    Question(
+                        config.similar_existing_similarity,
+                        config.similar_existing_limit + 10,
+                        exclude=frozenset({incoming.id, *superseded}),
+                    )
+                ),
                 config.similar_existing_limit,
                 now,
                 paths,
@@ -300,18 +312,33 @@ def _embedding(app: App, text: str) -> Callable[[], np.ndarray]:
     return cache(lambda: app.embedder.embed([text])[0])
 
 
+def _neighbourhood(
+    tx: Tx, incoming: Memory, vector: Callable[[], np.ndarray], config: HygieneConfig, *, advice: bool
+) -> Neighbourhood:
+    """The writer's memories nearest the text, searched once down to the lowest floor the write will ask."""
+    floors = [config.dedup_similarity, config.same_session_similarity]
+    count = REFINE_COUNT
+    if incoming.rank == Rank.PROVISIONAL:
+        floors.append(config.provisional_yield_similarity)
+        count = max(count, YIELD_COUNT)
+    if advice:
+        floors.append(config.similar_existing_similarity)
+        count = max(count, config.similar_existing_limit + 10)
+    return Neighbourhood(tx, vector, incoming.owner, min(floors), count)
+
+
 def _yield_or_absorb(
-    tx: Tx, incoming: Memory, vector: Callable[[], np.ndarray], yield_floor: float, dedup_floor: float
+    tx: Tx, incoming: Memory, near: Neighbourhood, yield_floor: float, dedup_floor: float
 ) -> tuple[WriteStatus, Memory] | None:
     """The authority cascade: ``("yielded" | "absorbed", existing)`` or None to write."""
     if incoming.rank == Rank.PROVISIONAL:
-        for neighbour in tx.similar(vector(), floor=yield_floor, limit=10, owner=incoming.owner):
+        for neighbour in near.ask(Question(yield_floor, YIELD_COUNT)):
             if neighbour.memory.rank >= Rank.AGENT:
                 return "yielded", neighbour.memory
     identical = tx.find_live_by_hash(incoming.owner, incoming.scope, incoming.content_hash)
     if identical is not None:
         return "absorbed", identical
-    for neighbour in tx.similar(vector(), floor=dedup_floor, limit=1, scopes=[incoming.scope], owner=incoming.owner):
+    for neighbour in near.ask(Question(dedup_floor, 1, scope=incoming.scope)):
         # Nearly identical is not identical: "X is blue" after "X is green" is written and judged.
         if incoming.rank < neighbour.memory.rank:
             return "absorbed", neighbour.memory
@@ -352,17 +379,13 @@ def _declared_links(
 
 
 def _similar_existing(
-    tx: Tx,
     vis: Visibility,
     new: Memory,
-    vector: np.ndarray,
-    exclude: list[str],
-    floor: float,
+    neighbours: list[Neighbour],
     limit: int,
     now: datetime,
     paths: dict[str, str],
 ) -> list[SimilarMemory]:
-    neighbours = tx.similar(vector, floor=floor, limit=limit + 10, owner=new.owner, exclude=[new.id, *exclude])
     kept = [n for n in neighbours if vis.can_read(n.memory.scope) and not different_projects(n.memory, new, paths)]
     return [similar_view(n.memory, n.similarity, now) for n in kept[:limit]]
 
