@@ -4,39 +4,22 @@ the search cannot answer dedup and the question is searched on its own."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.memory.helpers import write
+from tests.store.factories import memory
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
-from zero_memory.domain.memory import AuthorKind, Kind, Memory, Rank
 from zero_memory.memory.nearby import Neighbourhood, Question, answer
 from zero_memory.store.ports.search import Neighbour
 
-AT = datetime(2026, 1, 1, tzinfo=UTC)
 SCOPES = ("user.alice", "proj.alice.a", "proj.alice.b")
 
 
 def neighbour(n: int, similarity: float, scope: str) -> Neighbour:
-    memory = Memory(
-        id=f"mem_{n:03d}",
-        owner="alice",
-        scope=scope,
-        kind=Kind.FACT,
-        content=f"memory {n}",
-        content_hash=f"h{n}",
-        author_kind=AuthorKind.AGENT,
-        agent_name="test",
-        rank=Rank.AGENT,
-        source={},
-        created_at=AT,
-        updated_at=AT,
-    )
-    return Neighbour(memory, similarity)
+    return Neighbour(memory(f"memory {n}", id=f"mem_{n:03d}", scope=scope), similarity)
 
 
 def ranking(similarities: list[float], scopes: list[int]) -> list[Neighbour]:
