@@ -8,10 +8,14 @@ link works on whichever process gets it, once.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import json
 import os
 import re
 import signal
+import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -29,6 +33,8 @@ from zero_memory.store import open_store
 
 pytestmark = pytest.mark.slow
 
+# The system call that copies another process's descriptor (Linux 5.6).
+PIDFD_GETFD = 438
 # A tick every 1.8 seconds.
 TICK_HOURS = 0.0005
 HANDSHAKE = "2025-11-25"
@@ -186,6 +192,53 @@ def test_connections_held_open_are_spread_evenly_over_the_workers(workers: tuple
         assert Counter(owners) == {"w0": 6, "w1": 6}
         # A connection stays with the worker it went to.
         assert [worker_of(client) for client in clients] == owners
+    finally:
+        for client in clients:
+            client.close()
+
+
+def nodelay_of_connections(pid: int) -> dict[int, int]:
+    """Each TCP connection the process ``pid`` holds, by its peer's port: whether it sends small writes at once
+    (TCP_NODELAY). Read through a copy of each descriptor (``pidfd_getfd``, which needs leave to trace it)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    found: dict[int, int] = {}
+    pidfd = os.pidfd_open(pid)
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
+                    continue
+            copy = libc.syscall(PIDFD_GETFD, pidfd, int(fd), 0)
+            if copy < 0:
+                error = ctypes.get_errno()
+                if error in (errno.EPERM, errno.ENOSYS):
+                    pytest.skip(f"this process may not copy another's descriptors ({os.strerror(error)})")
+                continue
+            with socket.socket(fileno=copy) as sock:
+                if sock.family == socket.AF_INET and sock.type == socket.SOCK_STREAM:
+                    with contextlib.suppress(OSError):  # a listening socket has no peer
+                        found[sock.getpeername()[1]] = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        os.close(pidfd)
+    return found
+
+
+def test_every_connection_a_worker_serves_sends_its_answers_at_once(workers: tuple[Deployment, int]) -> None:
+    """Whether a worker accepted a connection or a sibling handed it over, Nagle's algorithm is off: an answer
+    written in pieces never waits for the client's delayed acknowledgement (it cost 40 ms a call, in runs)."""
+    deployment, pid = workers
+    clients = [httpx.Client(timeout=60) for _ in range(8)]
+    try:
+        for client in clients:
+            answer = client.get(f"{deployment.url}/healthz")
+            assert answer.status_code == 200
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        served: dict[int, int] = {}
+        for child in children:
+            served.update(nodelay_of_connections(int(child)))
+        # The clients' connections are all this server holds: eight, each with Nagle's algorithm off.
+        assert len(served) == len(clients)
+        assert set(served.values()) == {1}
     finally:
         for client in clients:
             client.close()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 
 import pytest
 
-from zero_memory.server.workers import listening_sockets
+from zero_memory.server.workers import listening_socket, listening_sockets
 
 linux = pytest.mark.skipif(sys.platform != "linux", reason="the kernel spreads connections over sockets on Linux")
 
@@ -60,3 +61,30 @@ def test_a_port_held_by_another_server_is_refused_even_with_port_reuse() -> None
     finally:
         for sock in held:
             sock.close()
+
+
+def test_a_connection_accepted_on_a_workers_socket_sends_small_writes_at_once() -> None:
+    """asyncio turns Nagle's algorithm off on the TCP connections its servers accept, if their socket says TCP:
+    a worker's answers, written in two pieces, must not wait for the client's delayed acknowledgement."""
+
+    async def accepted_nodelay() -> int:
+        listener = listening_socket("127.0.0.1", 0)
+        listener.listen()
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                sock = transport.get_extra_info("socket")
+                seen.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Probe, sock=listener)  # takes the socket
+        try:
+            _, writer = await asyncio.open_connection(*listener.getsockname())
+            nodelay = await asyncio.wait_for(seen, 10)
+            writer.close()
+            return nodelay
+        finally:
+            server.close()
+
+    assert asyncio.run(accepted_nodelay()) == 1
