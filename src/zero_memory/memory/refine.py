@@ -21,25 +21,24 @@ from zero_memory.access.project_identity import different_projects
 from zero_memory.domain.memory import InvalidationReason, Memory, Rank, session_keys
 from zero_memory.domain.records import Dispute, DisputeShape, DisputeStatus, Run, RunStatus, pair_key
 from zero_memory.ids import new_id
+from zero_memory.memory.nearby import Neighbourhood, Question
 from zero_memory.store.base import Tx
-from zero_memory.store.ports.search import Neighbour
 
 REFINE = "refine"  # the audit action of a refinement, and the kind of the run it belongs to
 REFINE_COUNT = 5  # the writer's memories nearest the new one that refinement looks at
 
 
 def refine_same_session(
-    tx: Tx, caller: Caller, new: Memory, nearest: list[Neighbour], now: datetime, paths: dict[str, str]
+    tx: Tx, caller: Caller, new: Memory, near: Neighbourhood, floor: float, now: datetime, paths: dict[str, str]
 ) -> list[str]:
-    """Two authoritative writes of one session, nearly identical: the newer supersedes the older.
-    ``nearest``: the writer's ``REFINE_COUNT`` memories most similar to ``new`` at or above the floor
-    (``same_session_similarity``), ``new`` not among them."""
+    """Two authoritative writes of one session, nearly identical (at or above ``floor``): the newer supersedes the
+    older. The older is one of the writer's ``REFINE_COUNT`` memories nearest ``new`` (``near``)."""
     keys = new.session_keys
     if new.rank < Rank.AGENT or not keys:
         return []
     refined: list[str] = []
     run: Run | None = None
-    for neighbour in nearest:
+    for neighbour in near.ask(Question(floor, REFINE_COUNT, exclude=frozenset({new.id}))):
         old = neighbour.memory
         if old.rank < Rank.AGENT or not (session_keys(old.source) & keys) or different_projects(old, new, paths):
             continue

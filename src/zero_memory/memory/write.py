@@ -266,14 +266,7 @@ def remember(app: App, caller: Caller, req: RememberRequest) -> RememberResult:
         if not declared_any:
             # The cross-project predicate sees exactly what the sweep sees.
             paths = project_paths(tx, caller.uid)
-            superseded += refine_same_session(
-                tx,
-                caller,
-                incoming,
-                near.ask(Question(config.same_session_similarity, REFINE_COUNT, exclude=frozenset({incoming.id}))),
-                now,
-                paths,
-            )
+            superseded += refine_same_session(tx, caller, incoming, near, config.same_session_similarity, now, paths)
             # Advice, not a decision: from the search the write made already (nearby.py).
             similar = _similar_existing(
                 vis,
