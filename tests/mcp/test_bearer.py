@@ -19,11 +19,6 @@ from zero_memory.store import system_tx
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Recorded(BearerAuth):
     """The bearer check, noting the thread each look-up ran on."""
 
