@@ -2,7 +2,7 @@
 
     python benchmarks/postgres.py --home DIR [--size 100000] [--subjects 2000] [--queries 300]
                                   [--database-url URL] [--skip embed,import,copy,recall,sweep] [--database NAME]
-                                  [--role NAME] [--stages] [--json]
+                                  [--role NAME] [--stages] [--answers FILE] [--json]
 
 The corpus is benchmarks/sweep.py's: --size memories of benchmarks/corpus.py
 in a SQLite store under --home (built there if missing; reuse it). Without
@@ -37,6 +37,9 @@ tables, as a server runs in production (docs/deployment.md, Row-level
 security): the policies bind it, and their cost is measured. A database a
 previous run left is handed over to the role first. --role '' connects as
 the server's own user (a superuser: no policy applies).
+
+--answers FILE writes each timed query's answer (its memories' ids, in order) to FILE, a JSON object
+by query: two runs' files, of two checkouts on copies of one database, show whether they rank alike.
 
 --stages recalls the timed queries once more with a timer on each stage
 (benchmarks/stages.py: the query embedding, the vector search, full text,
@@ -155,6 +158,7 @@ def main() -> None:
     parser.add_argument("--database", default=None, help="recall and sweep on this database of the server")
     parser.add_argument("--role", default="zm_bench", help="connect as this role ('': the server's own user)")
     parser.add_argument("--stages", action="store_true", help="time each stage of a recall too")
+    parser.add_argument("--answers", default=None, help="write each timed query's answer to this file (JSON)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -277,10 +281,14 @@ def main() -> None:
         for query in queries(args.warm, seed=WARM_SEED):
             recall(app, caller, query, limit=10, channel=None)
         ms = []
+        answers: dict[str, list[str]] = {}
         for query in queries(args.queries):
             started = time.perf_counter()
-            recall(app, caller, query, limit=10, channel=None)
+            found = recall(app, caller, query, limit=10, channel=None)
             ms.append((time.perf_counter() - started) * 1000)
+            answers[query] = [hit.id for hit in found.hits]
+        if args.answers:
+            Path(args.answers).write_text(json.dumps(answers, indent=1))
         report(
             {
                 "phase": "recall",

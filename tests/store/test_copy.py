@@ -36,8 +36,8 @@ from zero_memory.store.sql import COPY_TABLES
 
 # What a store keeps for itself and a copy leaves alone.
 # Derived from other rows (memory_words: the postings of memories.content_tsv, kept by triggers), or bookkeeping.
-NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters", "memory_removals", "memory_words"}
-NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv")}
+NOT_COPIED_TABLES = {"schema_migrations", "locks", "counters", "memory_removals", "memory_words", "postings_removed"}
+NOT_COPIED_COLUMNS = {("memories", "rev"), ("memories", "content_tsv"), ("memories", "postings_xid")}
 
 
 def build_corpus(store: Store) -> dict[str, str]:

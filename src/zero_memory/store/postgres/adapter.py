@@ -33,6 +33,7 @@ from zero_memory.clock import to_text, utcnow
 from zero_memory.store import migrations
 from zero_memory.store.postgres.checks import ensure_pgvector, warn_if_policies_bypassed
 from zero_memory.store.postgres.locks import MIGRATION_LOCK, NAMED_LOCKS, lock_key
+from zero_memory.store.postgres.postings import KeptPostings
 from zero_memory.store.postgres.tx import Acting, PostgresTx
 from zero_memory.store.postgres.vectors import EXACT_SEARCH_ROWS, Snapshot
 
@@ -74,6 +75,7 @@ class PostgresStore:
         self._local = threading.local()
         self._common: tuple[float, dict[str, float]] | None = None
         self._walks: dict[tuple[Any, ...], float] = {}
+        self.postings = KeptPostings()  # full text's postings between recalls
         self._pool = ConnectionPool(
             url,
             min_size=1,

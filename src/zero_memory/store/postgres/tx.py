@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import psycopg
+from psycopg import IsolationLevel
 
 from zero_memory import errors
 from zero_memory.clock import to_text
@@ -22,6 +23,7 @@ from zero_memory.store.ports.reader import Reader
 from zero_memory.store.ports.search import CandidateMarks
 from zero_memory.store.postgres.locks import SERIAL_LOCKS, lock_key
 from zero_memory.store.postgres.params import statement
+from zero_memory.store.postgres.postings import PASS_ENDED, SYSTEM_PASS, KeptPostings
 from zero_memory.store.postgres.vectors import PostgresVectors, SearchedStore
 from zero_memory.store.queries.accounts import MEMBERSHIPS, memberships_of
 from zero_memory.store.queries.anchors import anchors_by_memory, anchors_sql
@@ -47,14 +49,6 @@ INSERT_MEMORY_AUDITS = (
     "INSERT INTO audit_memories(audit_seq, memory_id) SELECT seq, memory_ids::json ->> 0 FROM added"
 )
 
-
-# The word counts of full-text ranking answer a system pass only (migration 0021): the transaction names
-# the pass "statistics" for them, keeping its own zm.system in zm.counted_for, and takes it back after.
-STATISTICS_PASS = (
-    "SELECT set_config('zm.counted_for', coalesce(current_setting('zm.system', true), ''), true), "
-    "set_config('zm.system', 'statistics', true)"
-)
-STATISTICS_PASSED = "SELECT set_config('zm.system', current_setting('zm.counted_for'), true)"
 
 SESSIONS_SERVED = "SELECT memory_id, sessions FROM zm_sessions_served(%b::text[], %s, %s)"
 SET_CALLER = "SELECT set_config('zm.caller', %s, true)"
@@ -88,6 +82,9 @@ class TxStore(SearchedStore, Protocol):
 
     def acting(self) -> Acting: ...
     def common_words(self, conn: psycopg.Connection[dict[str, Any]]) -> dict[str, float]: ...
+
+    @property
+    def postings(self) -> KeptPostings: ...
 
 
 class PostgresTx(PostgresVectors, SqlTx):
@@ -221,14 +218,14 @@ class PostgresTx(PostgresVectors, SqlTx):
         # Common words from a sample of the table (as ANALYZE takes one, after the first ANALYZE);
         # the others are rare by that measure, and counting their rows through the index is cheap.
         with self.conn.pipeline():  # one round trip
-            self.conn.execute(STATISTICS_PASS)
+            self.conn.execute(SYSTEM_PASS, ("statistics",))
             common = self.store.common_words(self.conn)
             rare = [w for w in words if w not in common]
             total = self.conn.execute("SELECT zm_memory_documents() AS n")
             found = self.conn.execute(
                 "SELECT word, documents FROM zm_word_documents(%s::text[], %s)", (rare, POSTINGS_BUDGET + 1)
             )
-            self.conn.execute(STATISTICS_PASSED)
+            self.conn.execute(PASS_ENDED)
         row = total.fetchone()
         documents = int(row["n"]) if row else 0
         counts = {w: max(1, round(common[w] * documents)) for w in words if w in common}
@@ -289,9 +286,7 @@ class PostgresTx(PostgresVectors, SqlTx):
         if not plan.matched or not scopes or limit <= 0:
             return []
         readable = sorted(scopes)
-        rows = self.conn.execute(POSTINGS, (readable, list(plan.matched)), binary=True).fetchall()
-        seqs = {r["word"]: r["seqs"] for r in rows}
-        postings = [seqs_of(seqs.get(word)) for word in plan.matched]
+        postings = self._postings(list(plan.matched), readable)
         ranked = rank_postings(postings, [plan.weights[w] for w in plan.matched])
         kept: list[dict[str, Any]] = []
         query, step = RANKED_ROWS.format(columns=columns), text_slice(limit)
@@ -302,6 +297,15 @@ class PostgresTx(PostgresVectors, SqlTx):
             if len(kept) >= limit:
                 break
         return kept
+
+    def _postings(self, words: list[str], scopes: list[str]) -> list[np.ndarray]:
+        """Each word's postings of ``scopes`` (seqs, in order): in a read transaction from what this process
+        keeps (``KeptPostings``), else from the table."""
+        if self.conn.isolation_level == IsolationLevel.REPEATABLE_READ:
+            return self.store.postings.read(self.conn, words, scopes)
+        rows = self.conn.execute(POSTINGS, (scopes, words), binary=True).fetchall()
+        seqs = {r["word"]: r["seqs"] for r in rows}
+        return [seqs_of(seqs.get(word)) for word in words]
 
 
 def seqs_of(value: bytes | None) -> np.ndarray:
