@@ -284,9 +284,9 @@ def main() -> None:
         answers: dict[str, list[str]] = {}
         for query in queries(args.queries):
             started = time.perf_counter()
-            found = recall(app, caller, query, limit=10, channel=None)
+            answer = recall(app, caller, query, limit=10, channel=None)
             ms.append((time.perf_counter() - started) * 1000)
-            answers[query] = [hit.id for hit in found.hits]
+            answers[query] = [hit.id for hit in answer.hits]
         if args.answers:
             Path(args.answers).write_text(json.dumps(answers, indent=1))
         report(

@@ -197,6 +197,24 @@ def test_a_query_without_its_filter_sees_no_other_users_row(pg: PostgresStore, s
         assert [p["scope"] for p in rows(tx, "projects")] == [TEAM]
 
 
+def test_postings_kept_from_another_users_search_show_a_caller_nothing_of_hers(
+    pg: PostgresStore, seeded: dict[str, str]
+) -> None:
+    """A process keeps every scope's postings between recalls (store/postgres/postings.py); the rows are
+    read under the caller's policy, whatever the scopes asked."""
+    with pg.tx() as tx:
+        visibility(tx, "alice")
+        assert seeded["alice_own"] in tx.fulltext("private second note", scopes=["user.alice"], limit=10)
+    with pg.tx() as tx:
+        visibility(tx, "alice")
+        seq = tx._query("SELECT seq FROM memories WHERE id = ?", (seeded["alice_own"],))[0]["seq"]  # type: ignore[attr-defined]
+    assert any(seq in p.seqs for p in pg.postings._words.values())  # hers are kept
+    with pg.tx() as tx:
+        visibility(tx, "bob")
+        words = tx.fulltext("private second note", scopes=["user.alice", "user.bob"], limit=10)
+        assert seeded["bob_own"] in words and len(words) == 2 and seeded["alice_own"] not in words
+
+
 def test_search_and_lookup_by_id_miss_another_users_memory_even_unfiltered(
     pg: PostgresStore, seeded: dict[str, str]
 ) -> None:

@@ -23,6 +23,8 @@ FIXTURE = FIXTURES / "schema-0025.postgres.sql.gz"
 # and the runs she started over a teammate's memories, with their rows, tests/store/test_row_security_audit.py);
 # their commands, kinds and roles are still compared.
 CHANGED_LATER = {"audit.audit_append", "audit_memories.audit_memories_append", "runs.runs_caller", "audit.audit_read"}
+# Policies of tables a later migration adds (0029: the last removal's transaction, no one's data).
+ADDED_LATER = {"postings_removed.postings_removed_read", "postings_removed.postings_removed_stamped"}
 TABLES = ("users", "memberships", "projects", "memories", "memory_words", "audit", "audit_memories", "disputes")
 
 
@@ -80,9 +82,11 @@ def test_every_policy_reads_the_caller_once_and_means_what_it_meant(at_0025: At0
     PostgresStore.open(at_0025.url, dim=512).close()
     assert at_0025.count("schema_migrations", "version = 26") == 1
     after = at_0025.policies()
-    assert after.keys() == before.keys()
+    assert after.keys() - ADDED_LATER == before.keys()
     for name, policy in after.items():
         assert read_per_row(policy["qual"]) + read_per_row(policy["with_check"]) == [], name
+        if name in ADDED_LATER:
+            continue
         if name in CHANGED_LATER:
             assert {**policy, "qual": None, "with_check": None} == {**before[name], "qual": None, "with_check": None}, (
                 name

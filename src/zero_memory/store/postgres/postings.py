@@ -56,7 +56,8 @@ CATCH_UP = (
     "FROM (SELECT 1) AS one LEFT JOIN LATERAL ("
     "SELECT seq, scope, content_tsv FROM memories "
     "WHERE postings_xid >= pg_snapshot_xmin(%(since)s::pg_snapshot) "
-    "AND NOT pg_visible_in_snapshot(postings_xid, %(since)s::pg_snapshot) ORDER BY postings_xid LIMIT %(rows)s) AS m ON true"
+    "AND NOT pg_visible_in_snapshot(postings_xid, %(since)s::pg_snapshot) "
+    "ORDER BY postings_xid LIMIT %(rows)s) AS m ON true"  # in the index's order: a generic plan walks it
 )
 # Each word's postings of every scope, a row a scope, the seqs as 8-byte big-endian integers in order; and
 # whether the word is one lexeme of its own (kept only then: a catch-up finds a memory's words by lexeme).
@@ -101,7 +102,8 @@ class Postings:
         all_scopes = np.concatenate((self.scopes, scopes))
         order = np.argsort(all_seqs, kind="stable")  # the new after the old among equal seqs
         ordered = all_seqs[order]
-        last = np.concatenate((ordered[1:] != ordered[:-1], [True]))
+        last = np.ones(len(ordered), dtype=bool)
+        last[:-1] = ordered[1:] != ordered[:-1]
         return Postings(ordered[last], all_scopes[order][last])
 
 
