@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.store.factories import AsSystem, add_users, at, memory, put
 from zero_memory.store.ports.reader import SYSTEM
 from zero_memory.store.postgres.adapter import PostgresStore
-from zero_memory.store.postgres.postings import KeptPostings, Postings
+from zero_memory.store.postgres.postings import KEPT_SECONDS, KeptPostings, Postings, Snap
 from zero_memory.store.postgres.tx import POSTINGS, seqs_of
 
 from .conftest import DIM
@@ -155,6 +155,22 @@ def test_past_its_limit_it_starts_again_and_still_answers(stores: tuple[Any, Any
         add(writer, f"zebra and lion {n}")
     assert_follows(keeper)
     assert keeper.postings._held <= 2
+
+
+def test_what_is_kept_starts_again_every_ten_minutes_whatever_it_missed(stores: tuple[Any, Any]) -> None:
+    """A snapshot of another server (a database restored elsewhere: transaction ids not this one's) would
+    hide every later write from the catch-up; starting again bounds what that costs."""
+    keeper, writer = stores
+    now = [0.0]
+    keeper.postings = KeptPostings(clock=lambda: now[0])
+    add(writer, "a zebra")
+    assert_follows(keeper)
+    keeper.postings._at = Snap.parse("900000000:900000000:")
+    add(writer, "a later zebra")
+    kept, held = compared(keeper, [API], ["zebra"])
+    assert len(kept[0]) == 1 and len(held[0]) == 2  # missed
+    now[0] += KEPT_SECONDS
+    assert_follows(keeper)
 
 
 def test_a_write_transaction_reads_the_table_and_sees_its_own_writes(

@@ -27,8 +27,9 @@ writes) uses it; a write transaction reads the postings as before.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,9 @@ import psycopg
 
 KEPT_POSTINGS = 2_000_000  # postings kept at most (24 MB with their scopes): a 100k store's rare words 1.1 million
 CATCH_UP_ROWS = 2_000  # memories a recall reads to bring what is kept forward; more, and it starts again
+# What is kept starts again at least this often: whatever it missed (a database restored from another
+# server, whose transaction ids are not this one's) it misses no longer than that.
+KEPT_SECONDS = 600.0
 
 # A system pass named for what it reads (migration 0021: full text's counts answer a system pass only),
 # the transaction's own zm.system kept in zm.counted_for and put back after.
@@ -113,10 +117,17 @@ EMPTY = Postings(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
 class KeptPostings:
     """{word: its postings} as of one snapshot, for every thread of one process."""
 
-    def __init__(self, limit: int = KEPT_POSTINGS, catch_up_rows: int = CATCH_UP_ROWS) -> None:
-        self.limit, self.catch_up_rows = limit, catch_up_rows
+    def __init__(
+        self,
+        limit: int = KEPT_POSTINGS,
+        catch_up_rows: int = CATCH_UP_ROWS,
+        seconds: float = KEPT_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit, self.catch_up_rows, self.seconds, self._clock = limit, catch_up_rows, seconds, clock
         self._lock = threading.Lock()
         self._at: Snap | None = None
+        self._began = 0.0
         self._words: dict[str, Postings] = {}
         self._codes: dict[str, int] = {}
         self._held = 0
@@ -127,6 +138,8 @@ class KeptPostings:
         """Each word's postings of ``scopes`` (seqs, in order) as ``conn``'s read transaction sees them, or
         more: a memory removed or moved out of ``scopes`` may still be among them."""
         with self._lock:
+            if self._at is not None and self._clock() - self._began >= self.seconds:
+                self._at, self._words, self._held = None, {}, 0
             since = self._at
             missing = [w for w in words if w not in self._words]
         with conn.pipeline():  # one round trip
@@ -180,10 +193,10 @@ class KeptPostings:
         rows = [r for r in news if r["seq"] is not None]
         if since is None:
             if self._at is None:
-                self._at = now  # nothing was kept: nothing to bring forward
+                self._at, self._began = now, self._clock()  # nothing was kept: nothing to bring forward
             return  # another thread began keeping meanwhile, from a snapshot this read did not catch up from
-        if not news[0]["kept"] or len(rows) > self.catch_up_rows:
-            self._words, self._held = {}, 0
+        if self._at is None or not news[0]["kept"] or len(rows) > self.catch_up_rows:
+            self._words, self._held, self._began = {}, 0, self._clock()
         else:
             self._add(rows)
         self._at = now
