@@ -2,7 +2,7 @@
 
     python benchmarks/postgres.py --home DIR [--size 100000] [--subjects 2000] [--queries 300]
                                   [--database-url URL] [--skip embed,import,copy,recall,sweep] [--database NAME]
-                                  [--role NAME] [--stages] [--answers FILE] [--json]
+                                  [--role NAME] [--stages] [--answers FILE] [--after-writes] [--json]
 
 The corpus is benchmarks/sweep.py's: --size memories of benchmarks/corpus.py
 in a SQLite store under --home (built there if missing; reuse it). Without
@@ -41,6 +41,10 @@ the server's own user (a superuser: no policy applies).
 --answers FILE writes each timed query's answer (its memories' ids, in order) to FILE, a JSON object
 by query: two runs' files, of two checkouts on copies of one database, show whether they rank alike.
 
+--after-writes then times each query again right after a memory remembered in the same process
+(untimed), as a server answers between an agent's writes: what a process keeps between recalls must
+follow every write. It writes to the database: use a copy (``CREATE DATABASE ... TEMPLATE``).
+
 --stages recalls the timed queries once more with a timer on each stage
 (benchmarks/stages.py: the query embedding, the vector search, full text,
 reading rows, the rest) and prints each stage's median.
@@ -75,6 +79,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import memories, queries
 from quality import database_url, hand_over, local_server
+from recall_cpu import timed, write
 from stages import Stages
 from sweep import OWNER, build
 
@@ -159,6 +164,7 @@ def main() -> None:
     parser.add_argument("--role", default="zm_bench", help="connect as this role ('': the server's own user)")
     parser.add_argument("--stages", action="store_true", help="time each stage of a recall too")
     parser.add_argument("--answers", default=None, help="write each timed query's answer to this file (JSON)")
+    parser.add_argument("--after-writes", action="store_true", help="also time recalls each right after a write")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -299,6 +305,19 @@ def main() -> None:
                 "load": f"{started_load} → {load()}",
             }
         )
+        if args.after_writes:
+            started_load = load()
+            texts = queries(args.queries)
+            wall_ms, _ = timed(lambda text: recall(app, caller, text, limit=10, channel=None), texts, before=write(app))
+            report(
+                {
+                    "phase": "recall after a write",
+                    "queries": len(wall_ms),
+                    "p50_ms": round(statistics.median(wall_ms), 1),
+                    "p95_ms": round(percentile(wall_ms, 95), 1),
+                    "load": f"{started_load} → {load()}",
+                }
+            )
         if args.stages:
             started_load = load()
             with Stages(app) as stages:
