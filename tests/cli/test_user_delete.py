@@ -57,7 +57,8 @@ NAME = "quill"  # a name no seeded text contains: any row holding it is a row of
 TEAM = "team.bob.shared"
 GONE_TEXT = "The marmalade ledger reconciles every zanzibarian invoice"  # a memory that must leave no trace
 BY_MEMORY_ID = {"audit_memories", "judgements", "links", "memory_anchors", "rescan_guards"}
-SKIPPED_TABLES = {"counters", "locks", "schema_migrations", "memory_removals"}  # bookkeeping, no user in them
+# Bookkeeping, no user in them.
+SKIPPED_TABLES = {"counters", "locks", "schema_migrations", "memory_removals", "postings_removed"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
