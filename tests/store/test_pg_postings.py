@@ -173,6 +173,25 @@ def test_what_is_kept_starts_again_every_ten_minutes_whatever_it_missed(stores: 
     assert_follows(keeper)
 
 
+def test_transaction_ids_of_another_server_neither_hide_writes_nor_start_it_again(stores: tuple[Any, Any]) -> None:
+    """A database restored from another server holds that server's transaction ids, which may run past this
+    one's: its memories are not caught up at every recall, nor its last removal taken for a new one."""
+    keeper, writer = stores
+    restored = add(writer, "a restored zebra")
+    with writer.tx(write=True) as tx:
+        tx._exec("UPDATE memories SET postings_xid = '900000000' WHERE id = ?", (restored,))
+        tx._exec("UPDATE postings_removed SET xid = '900000000'")
+    keeper.postings.catch_up_rows = 1  # two memories caught up at once would start it again
+    assert_follows(keeper)
+    kept = keeper.postings._words["zebra"]
+    add(writer, "an otter")  # a write moves the snapshot: the next recall catches up
+    assert_follows(keeper)
+    assert keeper.postings._words["zebra"] is kept  # neither read again nor started again
+    add(writer, "a zebra written here")
+    assert_follows(keeper)
+    assert len(keeper.postings._words["zebra"].seqs) == len(kept.seqs) + 1
+
+
 def test_a_write_transaction_reads_the_table_and_sees_its_own_writes(
     stores: tuple[PostgresStore, PostgresStore],
 ) -> None:

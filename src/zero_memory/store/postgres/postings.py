@@ -52,15 +52,17 @@ PASS_ENDED = "SELECT set_config('zm.system', current_setting('zm.counted_for'), 
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text AS now, true AS kept, NULL::bigint AS seq"
 # The memories whose postings a transaction ``since`` does not show wrote (one row of NULLs if none), with
-# the transaction's own snapshot, and whether ``since`` shows the last removal of memories.
+# the transaction's own snapshot, and whether ``since`` shows the last removal of memories. A transaction id
+# at or past the snapshot's xmax was not this server's (a database restored from another, whose ids ran
+# higher): written before anything kept here, never caught up, and no removal since.
 CATCH_UP = (
-    "SELECT pg_current_snapshot()::text AS now, "
-    "pg_visible_in_snapshot((SELECT xid FROM postings_removed), %(since)s::pg_snapshot) AS kept, "
-    "m.seq, m.scope, tsvector_to_array(m.content_tsv) AS words "
-    "FROM (SELECT 1) AS one LEFT JOIN LATERAL ("
+    "WITH x AS (SELECT pg_current_snapshot() AS now, %(since)s::pg_snapshot AS since) "
+    "SELECT x.now::text AS now, (SELECT r.xid >= pg_snapshot_xmax(x.now) OR pg_visible_in_snapshot(r.xid, x.since) "
+    "FROM postings_removed r) AS kept, m.seq, m.scope, tsvector_to_array(m.content_tsv) AS words "
+    "FROM x LEFT JOIN LATERAL ("
     "SELECT seq, scope, content_tsv FROM memories "
-    "WHERE postings_xid >= pg_snapshot_xmin(%(since)s::pg_snapshot) "
-    "AND NOT pg_visible_in_snapshot(postings_xid, %(since)s::pg_snapshot) "
+    "WHERE postings_xid >= pg_snapshot_xmin(x.since) AND postings_xid < pg_snapshot_xmax(x.now) "
+    "AND NOT pg_visible_in_snapshot(postings_xid, x.since) "
     "ORDER BY postings_xid LIMIT %(rows)s) AS m ON true"  # in the index's order: a generic plan walks it
 )
 # Each word's postings of every scope, a row a scope, the seqs as 8-byte big-endian integers in order; and
