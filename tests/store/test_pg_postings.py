@@ -123,6 +123,23 @@ def test_a_memory_moved_to_another_scope_is_found_there_only(stores: tuple[Postg
     assert kept == [[]]
 
 
+def test_memories_written_before_the_migration_are_kept_and_their_moves_caught_up(
+    stores: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """Migration 0029 leaves the memories there were without a transaction id (no table rewrite)."""
+    keeper, writer = stores
+    old = add(writer, "an old lion")
+    add(writer, "an old zebra")
+    with writer.tx(write=True) as tx:
+        tx._exec("UPDATE memories SET postings_xid = NULL")
+    assert_follows(keeper)
+    with writer.tx(write=True) as tx:
+        tx.set_scope(old, WEB, API, at(5))
+    assert_follows(keeper)
+    kept, _ = compared(keeper, [WEB], ["lion"])
+    assert len(kept[0]) == 1
+
+
 def test_a_removal_by_another_process_starts_what_is_kept_again(
     stores: tuple[PostgresStore, PostgresStore],
 ) -> None:

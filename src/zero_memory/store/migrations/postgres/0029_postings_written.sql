@@ -11,7 +11,11 @@
 -- Transaction ids, not the memories' seq: two users' writes do not wait for each other, and a seq taken
 -- first may commit last; a snapshot says which transactions it shows, whatever order they end in.
 
-ALTER TABLE memories ADD COLUMN postings_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+-- The memories there are keep no id (NULL: written before anything a process keeps, never caught up): a
+-- default for them would rewrite the table and rebuild every index, the HNSW graph included (minutes at a
+-- million memories, the table locked throughout); the default applies to the rows written from now on.
+ALTER TABLE memories ADD COLUMN postings_xid xid8;
+ALTER TABLE memories ALTER COLUMN postings_xid SET DEFAULT pg_current_xact_id();
 CREATE INDEX memories_postings_xid ON memories (postings_xid);
 
 CREATE FUNCTION zm_postings_moved() RETURNS trigger LANGUAGE plpgsql AS $$
