@@ -257,8 +257,8 @@ class PostgresTx(PostgresVectors, SqlTx):
         )
 
     def text_candidates(self, plan: TextPlan, *, scopes: Collection[str], limit: int) -> list[str]:
-        """SQLite's way: each matched word's rows of the scopes asked (their ``seq`` only, from the
-        postings of memory_words, one statement for every word), ranked by ``rank_postings``; then the
+        """SQLite's way: each matched word's rows of the scopes asked (their ``seq`` only, the postings of
+        memory_words as this process keeps them, ``_postings``), ranked by ``rank_postings``; then the
         ranking a slice at a time, keeping live rows, until enough are kept. Ranking every matching row
         in SQL read and scored each whole row (up to the plan's postings budget): at 100,000
         memories a 3,500-row word took 9 ms that way, its postings from the GIN index 3 ms."""
