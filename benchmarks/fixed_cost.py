@@ -1,13 +1,16 @@
 """The fixed cost of a recall, stage by stage, beside a bare exact scan and another checkout.
 
     python benchmarks/fixed_cost.py [--sizes 1000,10000,50000] [--queries 200] [--home DIR]
-                                    [--other OTHER_CHECKOUT/src] [--rounds 4] [--blas-threads 1]
+                                    [--other OTHER_CHECKOUT/src] [--inline] [--rounds 4] [--blas-threads 1]
 
 For each size a data directory (``--home``/SIZE, kept for the next run) is
 filled through ``import_path``. Then readers start, each a process of its own
 on that directory:
 
-- ``this``: recall as this checkout does it;
+- ``this``: recall as this checkout does it in a server: the query process started (as the server's
+  warm-up starts it) and ready before anything is timed;
+- ``inline``: the same without the query process (every query embedded in the reader's own process),
+  given only with ``--inline``;
 - ``other``: recall as the checkout of ``--other`` (a ``src`` folder, e.g. of
   the commit before) does it, given only with that option;
 - ``exact``: the bare exact scan on the same model: the query embedded as
@@ -58,7 +61,20 @@ class _Out:
         print(f"  import: {row['import_per_s']}/s, load {row['load']}", flush=True)
 
 
-def _recaller(home: Path) -> tuple[Callable[[str], Any], Any, Callable[[], dict[str, float]]]:
+def _start_query_process(app: Any) -> None:
+    """Start the app's query process as a server's warm-up does, and wait until it is ready (a checkout
+    without one embeds every query in its own process)."""
+    try:
+        from zero_memory.server.warm import start_query_process
+    except ImportError:
+        return
+    start_query_process(app)
+    deadline = time.monotonic() + 60
+    while app.query_process is not None and not app.query_process.ready and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _recaller(home: Path, process: bool = True) -> tuple[Callable[[str], Any], Any, Callable[[], dict[str, float]]]:
     """(recall one query, the app, a pass under ``Stages``) for recall as the code on the path does it."""
     from stages import Stages
 
@@ -67,6 +83,8 @@ def _recaller(home: Path) -> tuple[Callable[[str], Any], Any, Callable[[], dict[
     from zero_memory.memory.recall import recall
 
     app = open_app(home)
+    if process:
+        _start_query_process(app)
     caller = Caller(OWNER, client="benchmark")
     embed = recall_module.embed_queries
     # In the rounds without the embedding, the query's vector comes from ``_VECTORS`` (made beforehand).
@@ -122,7 +140,11 @@ def reader(home: Path, config: str, count: int) -> None:
     from zero_memory.embedding.base import embed_queries
 
     _TEXTS.extend(queries(count))
-    one, app, staged = (_exact_scan if config == "exact" else _recaller)(home)
+    if config == "exact":
+        one, app, staged = _exact_scan(home)
+    else:
+        one, app, staged = _recaller(home, process=config != "inline")
+    process = getattr(app, "query_process", None)
     vectors = {text: embed_queries(app.embedder, [text]) for text in _TEXTS}
     print(json.dumps({"ready": config}), flush=True)
     for line in sys.stdin:
@@ -131,6 +153,8 @@ def reader(home: Path, config: str, count: int) -> None:
             break
         if command == "stages":
             _VECTORS.clear()
+            if process is not None:
+                app.query_process = process
             print(json.dumps(staged()), flush=True)
             continue
         if command == "rss":
@@ -138,6 +162,9 @@ def reader(home: Path, config: str, count: int) -> None:
             continue
         texts = _TEXTS if command == "first" else _TEXTS[int(rest[0]) : int(rest[1])]
         _VECTORS.clear()
+        if process is not None:
+            # Without the embedding the query process has nothing to do: recall embeds (looks up) here.
+            app.query_process = None if command == "bare" else process
         if command == "bare":
             _VECTORS.update(vectors)
         ms = []
@@ -176,9 +203,11 @@ class _Reader:
         self.process.wait()
 
 
-def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads: int) -> None:
+def measure(home: Path, count: int, rounds: int, other: str | None, blas_threads: int, inline: bool) -> None:
     started_load = load()
     configs: dict[str, str | None] = {"this": None, "exact": None}
+    if inline:
+        configs["inline"] = None
     if other:
         configs["other"] = other
     readers = {name: _Reader(home, name, count, src, blas_threads) for name, src in configs.items()}
@@ -219,6 +248,7 @@ def main() -> None:
     parser.add_argument("--home", default=None)
     parser.add_argument("--other", default=None, help="the src folder of another checkout, measured beside this one")
     parser.add_argument("--blas-threads", type=int, default=1)
+    parser.add_argument("--inline", action="store_true", help="also this checkout without the query process")
     parser.add_argument("--role", default="main", help=argparse.SUPPRESS)
     parser.add_argument("--config", default="this", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -232,7 +262,7 @@ def main() -> None:
         print(f"{size} memories ({home})", flush=True)
         if not (home / "zm.db").exists():
             import_phase(home, size, True, _Out())
-        measure(home, args.queries, args.rounds, args.other, args.blas_threads)
+        measure(home, args.queries, args.rounds, args.other, args.blas_threads, args.inline)
 
 
 if __name__ == "__main__":

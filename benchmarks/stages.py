@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 STAGES: dict[str, tuple[str, ...]] = {
-    "embedding": ("embed",),
+    "embedding": ("embed", "take"),  # ``take``: waiting for the query process's vector
     "access": ("visibility", "session_state", "read_set"),
     "index catch-up": ("vector_search",),  # SQLite: the index brought up to the transaction
     "index scan": ("candidates",),  # SQLite: the clusters (or the exact scan) propose rows
@@ -55,6 +55,12 @@ class Stages:
         with app.store.tx() as tx:
             tx_class = type(tx)
         self._targets: list[tuple[Any, str]] = [(app.embedder, "embed")]
+        try:
+            from zero_memory.embedding.query_process import Asked
+
+            self._targets.append((Asked, "take"))
+        except ImportError:  # a checkout without the query process
+            pass
         self._targets += [(recall_module, name) for name in (*STAGES["access"], *STAGES["rank"])]
         self._targets = [(owner, name) for owner, name in self._targets if hasattr(owner, name)]
         index = getattr(app.store, "index", None)

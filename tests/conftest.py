@@ -36,7 +36,9 @@ def make_app(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., App]]
     databases: list[str] = []
 
     def make(environ: dict[str, str] | None = None, *, backend: str = "sqlite", **kwargs: Any) -> App:
-        env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice"}
+        # No query process: a server's would load a second model for every test that serves (the tests of
+        # that process turn it on).
+        env = {"ZM_HOME": str(tmp_path / f"home{len(built)}"), "ZM_USER": "alice", "ZM_QUERY_PROCESS": "0"}
         kwargs.setdefault("embedder", embedder)
         if backend == "postgres":
             databases.append(migrated_pg_url(kwargs["embedder"].dim))

@@ -52,6 +52,7 @@ def test_capture_limits_have_defaults_and_read_their_variables() -> None:
         ({"ZM_EXTRACT_RETRY_SECONDS": "0"}, "ZM_EXTRACT_RETRY_SECONDS"),
         ({"ZM_JUDGE_PROVIDER": "gemini"}, "ZM_JUDGE_PROVIDER"),
         ({"ZM_HYGIENE_ON_WRITE": "maybe"}, "ZM_HYGIENE_ON_WRITE"),
+        ({"ZM_QUERY_PROCESS": "auto"}, "ZM_QUERY_PROCESS"),
         ({"ZM_JUDGE_TIMEOUT_S": "soon"}, "ZM_JUDGE_TIMEOUT_S"),
         ({"ZM_HYGIENE_SCAN_INTERVAL_HOURS": "-1"}, "ZM_HYGIENE_SCAN_INTERVAL_HOURS"),
     ],
@@ -59,6 +60,11 @@ def test_capture_limits_have_defaults_and_read_their_variables() -> None:
 def test_bad_values_are_refused_by_name(environ: dict[str, str], message: str) -> None:
     with pytest.raises(errors.ZMError, match=f"^validation_failed: {message}"):
         Settings.from_environ(environ)
+
+
+def test_the_query_process_is_on_unless_turned_off() -> None:
+    assert Settings.from_environ({}).query_process
+    assert not Settings.from_environ({"ZM_QUERY_PROCESS": "0"}).query_process
 
 
 def test_the_api_key_never_shows_in_the_repr() -> None:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from zero_memory.clock import Clock, utcnow
 from zero_memory.domain.memory import Memory
 from zero_memory.embedding.base import Embedder
+from zero_memory.embedding.query_process import QueryProcess
 from zero_memory.judge.base import JudgeFactory
 from zero_memory.settings import Settings
 from zero_memory.store.base import Store
@@ -46,6 +47,9 @@ class App:
     _executor: ThreadPoolExecutor | None = None
     _pending: list[Future[Any]] = field(default_factory=list)
     _alongside: ThreadPoolExecutor | None = None
+    # Recall's queries embedded beside its reads in a process of their own: started by a server on SQLite
+    # (``server/warm.py``), stopped by ``close``.
+    query_process: QueryProcess | None = None
 
     def __post_init__(self) -> None:
         self.telemetry = Telemetry(self.store)
@@ -82,6 +86,8 @@ class App:
         for executor in executors:
             if executor is not None:
                 executor.shutdown(wait=True)
+        if self.query_process is not None:
+            self.query_process.close()
         self.store.close()
 
 

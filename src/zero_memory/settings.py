@@ -128,6 +128,8 @@ class Settings:
     scan_interval_hours: float | None = None
     usage_retention_days: int = 90
     auto_create_projects: bool = True
+    query_process: bool = True
+    """A server on SQLite embeds recall's queries in a process of its own (``embedding/query_process.py``)."""
     user: str | None = None
     secret_key: str | None = field(default=None, repr=False)
     public_url: str | None = None
@@ -169,6 +171,7 @@ class Settings:
             scan_interval_hours=_number(env, "ZM_HYGIENE_SCAN_INTERVAL_HOURS", None),
             usage_retention_days=_days(env, "ZM_USAGE_RETENTION_DAYS", 90),
             auto_create_projects=_flag(env, "ZM_AUTO_CREATE_PROJECTS", True),
+            query_process=_flag(env, "ZM_QUERY_PROCESS", True),
             user=env.get("ZM_USER") or None,
             secret_key=env.get("ZM_SECRET_KEY") or None,
             capture=capture,

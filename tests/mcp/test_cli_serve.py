@@ -7,11 +7,14 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-from tests.mcp.helpers import Deployment, start_server, stop_server, zm
+from tests.mcp.helpers import Deployment, call_ok, connect, start_server, stop_server, unique, zm
 from zero_memory.server.process import BLAS_THREAD_VARIABLES
 
 pytestmark = pytest.mark.slow
@@ -111,3 +114,68 @@ def test_the_server_warms_up_before_any_call_and_healthz_says_so(deployment: Dep
     finally:
         stop_server(process)
     assert "warm-up" not in log.read_text()  # no step failed (a failure is logged as a warning)
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The processes whose parent is ``pid``, with their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid:
+            found[int(entry.name)] = command
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: not gone, nor a zombie left for its new parent to reap."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_zm_serve_embeds_recall_queries_in_its_query_process(deployment: Deployment) -> None:
+    """On SQLite the server starts the query process after its warm-up; recalls over MCP are embedded there, and
+    it ends with the server."""
+    log = deployment.home / "serve-query-process.log"
+    process, url = start_server(deployment.env, log)
+    try:
+        deadline = time.monotonic() + 60
+        while not (child := [p for p, c in _children(process.pid).items() if "embedding.query_process" in c]):
+            assert time.monotonic() < deadline, _children(process.pid)
+            time.sleep(0.1)
+        (pid,) = child
+        served = Deployment(home=deployment.home, env=deployment.env, tokens=deployment.tokens, url=url)
+
+        async def recalls() -> list[dict[str, Any]]:
+            async with connect(served, "http", "legacy") as client:
+                await call_ok(
+                    client,
+                    "remember",
+                    {"content": unique("Deploys go out on Tuesdays."), "kind": "fact", "scope": "personal"},
+                )
+                return [await call_ok(client, "recall", {"query": f"when do we deploy {n}"}) for n in range(40)]
+
+        time.sleep(3)  # the process has loaded its model (its ticks settle)
+        before = _cpu_ticks(pid)
+        answers = anyio.run(recalls)
+        assert all(a["hits"] and a["hits"][0]["content"].startswith("Deploys go out") for a in answers)
+        assert _cpu_ticks(pid) > before  # it embedded them
+    finally:
+        stop_server(process)
+    deadline = time.monotonic() + 30
+    while _running(pid):
+        assert time.monotonic() < deadline, "the query process outlived its server"
+        time.sleep(0.1)
+    assert "query embedding process" not in log.read_text()  # no warning: it started, and was never dropped

@@ -43,6 +43,7 @@ from zero_memory.app import App
 from zero_memory.domain.memory import OPEN_LOOP_KINDS, Brief, Kind, Memory, Rank, age_days, age_factor
 from zero_memory.domain.records import Channel, Visibility
 from zero_memory.embedding.base import embed_queries
+from zero_memory.embedding.query_process import Asked
 from zero_memory.memory import freshness
 from zero_memory.memory.anchoring import code_changed
 from zero_memory.memory.models import Hit, RecallResult
@@ -162,35 +163,55 @@ class _TextSide(NamedTuple):
 
 
 class _QueryVector:
-    """The query's vector, when the search asks for it.
+    """The query's vector, when the search asks for it; a context whose end takes a vector asked for and never
+    used (the recall failed before), so the process embedding it is free for the next.
 
-    On a store whose reads hold the GIL (SQLite) the query is embedded before the transaction: the model's
-    many small numpy steps each wait for the GIL back behind another thread (measured: 4 ms an embedding
-    beside the search, 1.5 ms alone). On one whose reads wait on a server (PostgreSQL) it is embedded on a
-    thread of the app's from ``start`` on, which the full text calls as it reads its candidates: the two
-    longest waits of the reads that need no vector (the words' postings and the rows, ~1.7 ms each in the
-    server at 100,000 memories), the GIL free meanwhile. Started with the transaction, the embedding held
-    the GIL when each short read before them came back, and they waited for it (measured at 100,000
-    memories, 300 queries each run one after the other in one process, load 1.5-2: the median recall 2.0
-    to 2.5 ms faster than embedding first when started here, 0.8 to 1.1 ms when started with the
-    transaction, 1.5 ms when embedded on this thread while the server reads the postings)."""
+    On a store whose reads hold the GIL (SQLite) the query goes to the app's query process as the recall
+    starts (``embedding/query_process.py``) and the reads that need no vector go on meanwhile; without one
+    (not a server, not ready, busy with another recall's query) it is embedded here before the transaction:
+    on a thread the model's many small numpy steps each wait for the GIL back behind the reads (measured:
+    4 ms an embedding beside the search, 1.5 ms alone). On a store whose reads wait on a server (PostgreSQL)
+    it is embedded on a thread of the app's from ``start`` on, which the full text calls as it reads its
+    candidates: the two longest waits of the reads that need no vector (the words' postings and the rows,
+    ~1.7 ms each in the server at 100,000 memories), the GIL free meanwhile. Started with the transaction,
+    the embedding held the GIL when each short read before them came back, and they waited for it
+    (measured at 100,000 memories, 300 queries each run one after the other in one process, load 1.5-2:
+    the median recall 2.0 to 2.5 ms faster than embedding first when started here, 0.8 to 1.1 ms when
+    started with the transaction, 1.5 ms when embedded on this thread while the server reads the
+    postings)."""
 
     def __init__(self, app: App, query: str) -> None:
         self._app, self._query = app, query
         self._vector: np.ndarray | None = None
         self._embedding: Future[np.ndarray] | None = None
+        self._asked: Asked | None = None
         if not app.store.reads_in_server:
-            self._vector = self._embed()
+            process = app.query_process
+            self._asked = None if process is None else process.ask(query)
+            if self._asked is None:
+                self._vector = self._embed()
+
+    def __enter__(self) -> _QueryVector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._asked is not None:
+            self._asked.forget()
 
     def _embed(self) -> np.ndarray:
         return embed_queries(self._app.embedder, [self._query])[0]
 
     def start(self) -> None:
         """Embed the query on another thread, unless it is embedded or being embedded already."""
-        if self._vector is None and self._embedding is None:
+        if self._vector is None and self._embedding is None and self._asked is None:
             self._embedding = self._app.alongside(self._embed)
 
     def __call__(self) -> np.ndarray:
+        if self._vector is None and self._asked is not None:
+            # Asked until the vector is here: ``start`` (the full text, on another thread) embeds nothing.
+            taken = self._asked.take()
+            self._vector = self._embed() if taken is None else taken  # None: the process failed on it, or is gone
+            self._asked = None
         if self._vector is None:
             self.start()
             assert self._embedding is not None
@@ -237,9 +258,8 @@ def recall(
         raise errors.validation(f"limit: must be between 1 and {MAX_LIMIT}")
     config = app.settings.hygiene
     now = app.clock()
-    vector = _QueryVector(app, query)
     session_id = session_id or caller.session_id
-    with app.store.tx() as tx:
+    with _QueryVector(app, query) as vector, app.store.tx() as tx:
         vis = visibility(tx, caller.uid)
         session, hinted = session_state(
             tx, vis, session_id, project_hint, auto_create=app.settings.auto_create_projects, at=now, dry=True

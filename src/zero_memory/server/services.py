@@ -9,7 +9,9 @@ A process declares what it runs (``Services``); ``running`` starts those for as 
 - ``capture``: retries of failed extractions and chunks a stopped process left behind (``capture/worker.py``);
 - ``telemetry``: usage events and surfacings written in batches, the last at shutdown (``telemetry.py``);
 - ``warm``: the model, the secret guard and the vector index loaded at once, not at the first call, and the
-  index kept caught up with other processes' writes from then on (``server/warm.py``).
+  index kept caught up with other processes' writes from then on (``server/warm.py``);
+- ``query_process``: after the warm-up, on SQLite, the process recall's queries are embedded in
+  (``embedding/query_process.py``).
 
 Each is one ``background.Loop``, but for the warm-up's first pass, a thread of its own; they stop in the
 reverse of their start.
@@ -25,7 +27,7 @@ from zero_memory.app import App
 from zero_memory.capture.worker import capture_worker
 from zero_memory.hygiene import runs
 from zero_memory.hygiene.scheduler import scheduler
-from zero_memory.server.warm import WarmUp, follower
+from zero_memory.server.warm import QUERY_PROCESS, STEPS, WarmUp, follower
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,12 @@ class Services:
     capture: bool = False
     telemetry: bool = False
     warm: bool = False
+    query_process: bool = False
 
 
-HTTP = Services(orphans=True, scheduler=True, capture=True, telemetry=True, warm=True)
+HTTP = Services(orphans=True, scheduler=True, capture=True, telemetry=True, warm=True, query_process=True)
 """``zm serve`` (worker 0 of ``--workers N``): everything."""
-HTTP_SIBLING = Services(orphans=True, telemetry=True, warm=True)
+HTTP_SIBLING = Services(orphans=True, telemetry=True, warm=True, query_process=True)
 """Workers 1 and up of ``zm serve --workers N``: the scheduler and the capture retries run once, in worker 0."""
 STDIO = Services(capture=True, warm=True)
 """``zm mcp``: one client's process, its telemetry written as it comes; the scheduler is the HTTP server's."""
@@ -61,7 +64,7 @@ def running(app: App, services: Services) -> Iterator[Running]:
     warm: WarmUp | None = None
     try:
         if services.warm:
-            warm = WarmUp(app)
+            warm = WarmUp(app, (*STEPS, QUERY_PROCESS) if services.query_process else STEPS)
             warm.start()
             stops.append(warm.stop)
             following = follower(app)

@@ -15,6 +15,10 @@ After that, ``follower`` keeps the index caught up with the rows other processes
 ``zm import`` while the server is idle left all its rows to the server's next search (217 ms at 30,000
 memories, against 9 ms once caught up); read a second at a time as they arrive, each catch-up is short and
 off the calls' path.
+
+``zm serve`` adds a last step on SQLite (``QUERY_PROCESS``): it starts the query process
+(``embedding/query_process.py``), where recall's queries are embedded while its reads go on here, if a
+query's embedding is slow enough to be worth the hand-off and ``ZM_QUERY_PROCESS`` is not 0.
 """
 
 from __future__ import annotations
@@ -27,11 +31,15 @@ from collections.abc import Callable
 from zero_memory.app import App
 from zero_memory.background import Loop
 from zero_memory.embedding.base import embed_queries
+from zero_memory.embedding.query_process import QueryProcess
 from zero_memory.memory.guard import find_secret
 
 log = logging.getLogger(__name__)
 
 WARM_TEXT = "warm-up"
+# A query embedded in less than this stays in the server's process: the hand-off to the query process costs
+# ~0.05 ms (the bundled model embeds a query in 1.5-3 ms, the tests' hashing embedder in 0.02 ms).
+QUERY_PROCESS_MIN_S = 0.0005
 # How often the follower brings the index up to the database: one read of the rows changed since (none, idle).
 FOLLOW_INTERVAL_S = 1.0
 
@@ -48,12 +56,34 @@ def _index(app: App) -> None:
     app.store.load_index()
 
 
+def start_query_process(app: App) -> None:
+    """Start the app's query process, unless it is off (``ZM_QUERY_PROCESS=0``), its store reads in a server of
+    its own (PostgreSQL, where a thread embeds while the server reads), one runs already, or a query is
+    embedded quickly anyway."""
+    if not app.settings.query_process or app.store.reads_in_server or app.query_process is not None:
+        return
+    if min(_timed(lambda: embed_queries(app.embedder, [WARM_TEXT])) for _ in range(3)) < QUERY_PROCESS_MIN_S:
+        return
+    app.query_process = QueryProcess(app.settings.embedding_model, app.settings.home / "cache", app.embedder)
+    app.query_process.start()
+
+
+def _timed(work: Callable[[], object]) -> float:
+    began = time.perf_counter()
+    work()
+    return time.perf_counter() - began
+
+
 # In order of need: every call embeds or checks a text; only searches need the index.
 STEPS: tuple[tuple[str, Callable[[App], None]], ...] = (
     ("embedding model", _model),
     ("secret guard", _guard),
     ("vector index", _index),
 )
+# After them in ``zm serve``: the query process only makes recalls faster (it loads its own model meanwhile,
+# and calls embed their queries here until it is ready). Not in ``zm mcp``, a process per client session,
+# where a second copy of the model would double each session's memory for a millisecond a recall.
+QUERY_PROCESS: tuple[str, Callable[[App], None]] = ("query process", start_query_process)
 
 
 class WarmUp:

@@ -315,7 +315,6 @@ class IndexSearch:
     def run(self, vector: Callable[[], np.ndarray], beside: Callable[[], T]) -> tuple[list[BriefNeighbour], T]:
         if self._limit <= 0:
             return [], beside()
-        query = np.asarray(vector(), dtype=np.float32)
         index = self._tx.index
         want = _want(self._limit, 0)
         if not index.uses_clusters or index.indexed < BESIDE_MIN_ROWS:
@@ -323,8 +322,10 @@ class IndexSearch:
             # thread beside it only made each wait for the GIL behind the other (measured at 1,000
             # memories: 6.8 ms p50 for the scan with the full text read beside it). A small index's
             # clusters too: their scan and the full text (its postings and rows kept in memory) are each a
-            # few tenths of a millisecond, less than the hand-off costs (``BESIDE_MIN_ROWS``).
+            # few tenths of a millisecond, less than the hand-off costs (``BESIDE_MIN_ROWS``). Read first:
+            # the query may still be embedded in the query process meanwhile.
             other_value = beside()
+            query = np.asarray(vector(), dtype=np.float32)
             hits = index.candidates(query, self._flt, want=want, floor=self._floor)
             return self._tx.verified_briefs(query, hits, self._flt, self._floor, self._limit), other_value
         # The clusters' scan (faiss, C++, without the GIL) runs on this thread while ``beside`` reads the
@@ -334,6 +335,7 @@ class IndexSearch:
         # "The graph: recall at 100,000 memories, the walk on the caller's thread, each row read once").
         other = index.beside(beside)
         try:
+            query = np.asarray(vector(), dtype=np.float32)  # perhaps still embedded in the query process
             hits = index.candidates(query, self._flt, want=want, floor=self._floor)
         finally:
             wait([other])  # the reads use this transaction: they do not outlive it, nor overlap what follows

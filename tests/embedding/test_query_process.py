@@ -1,0 +1,194 @@
+"""Recall's queries embedded in a process of their own: the same vectors, one query at a time, and every way
+it can fail leaves the caller to embed its own."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zero_memory import errors
+from zero_memory.access.caller import Caller
+from zero_memory.app import App
+from zero_memory.domain.memory import Kind
+from zero_memory.embedding import Embedder
+from zero_memory.embedding.base import embed_queries
+from zero_memory.embedding.hashing import HashingEmbedder
+from zero_memory.embedding.query_process import QueryProcess
+from zero_memory.memory.models import RememberRequest
+from zero_memory.memory.recall import recall
+from zero_memory.memory.write import remember
+from zero_memory.server import warm
+
+WAIT_S = 60.0
+
+
+def ready(process: QueryProcess) -> QueryProcess:
+    deadline = time.monotonic() + WAIT_S
+    while not process.ready:
+        assert time.monotonic() < deadline, "the query process never said it was ready"
+        time.sleep(0.01)
+    return process
+
+
+@pytest.fixture
+def hashing(tmp_path: Path) -> Iterator[QueryProcess]:
+    process = QueryProcess("hash:64", tmp_path / "cache", HashingEmbedder(64))
+    process.start()
+    yield process
+    process.close()
+
+
+def test_a_query_comes_back_as_the_embedder_here_makes_it(hashing: QueryProcess) -> None:
+    ready(hashing)
+    here = HashingEmbedder(64)
+    for text in ("Deploys happen on Tuesdays.", "déploiement le mardi", "", "x" * 4000):
+        asked = hashing.ask(text)
+        assert asked is not None
+        vector = asked.take()
+        assert vector is not None and np.array_equal(vector, embed_queries(here, [text])[0])
+
+
+def test_one_query_at_a_time_and_none_before_it_is_ready(tmp_path: Path) -> None:
+    process = QueryProcess("hash:64", tmp_path / "cache", HashingEmbedder(64))
+    try:
+        assert process.ask("before the start") is None  # not started: the caller embeds
+        process.start()
+        ready(process)
+        first = process.ask("first")
+        assert first is not None
+        assert process.ask("second, while the first is out") is None  # busy: the caller embeds its own
+        assert first.take() is not None
+        assert first.take() is None  # taken once
+        again = process.ask("third")
+        assert again is not None
+        again.forget()  # a recall that failed before it needed the vector frees the process
+        third = process.ask("third")
+        assert third is not None and third.take() is not None
+    finally:
+        process.close()
+
+
+def test_a_child_with_another_model_is_never_asked(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    process = QueryProcess("hash:32", tmp_path / "cache", HashingEmbedder(64))  # the server's model is hash-64
+    process.start()
+    try:
+        deadline = time.monotonic() + WAIT_S
+        with caplog.at_level(logging.WARNING):
+            while "not the server's hash-64" not in caplog.text:
+                assert time.monotonic() < deadline
+                assert process.ask("anything") is None
+                time.sleep(0.01)
+        assert not process.ready and process.ask("anything") is None
+    finally:
+        process.close()
+
+
+def test_a_child_that_cannot_build_its_model_is_never_asked(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    process = QueryProcess("no-such-model", tmp_path / "cache", HashingEmbedder(64))
+    process.start()
+    try:
+        deadline = time.monotonic() + WAIT_S
+        with caplog.at_level(logging.WARNING):
+            while "did not start" not in caplog.text:
+                assert time.monotonic() < deadline
+                assert process.ask("anything") is None
+                time.sleep(0.01)
+    finally:
+        process.close()
+
+
+def test_a_child_that_dies_leaves_the_caller_to_embed(hashing: QueryProcess) -> None:
+    ready(hashing)
+    child = hashing._process
+    assert child is not None
+    asked = hashing.ask("asked of a child about to die")
+    assert asked is not None and asked.take() is not None
+    child.kill()
+    child.wait()
+    asked = hashing.ask("asked of a dead child")  # the pipe may still take it: the answer never comes
+    assert asked is None or asked.take() is None
+    assert hashing.ask("and after") is None and not hashing.ready
+
+
+def test_close_stops_the_child(hashing: QueryProcess) -> None:
+    ready(hashing)
+    child = hashing._process
+    assert child is not None
+    hashing.close()
+    assert child.poll() is not None
+    assert hashing.ask("after the close") is None
+    hashing.start()  # closed for good
+    assert hashing._process is None
+
+
+@pytest.fixture
+def served(make_app: Callable[..., App], embedder: Embedder) -> Iterator[App]:
+    """An app on the real model with memories, its query process started by the server's warm-up step."""
+    app = make_app({"ZM_QUERY_PROCESS": "1"})
+    for text in (
+        "Deploys happen on Tuesdays after the standup.",
+        "The api's health check is /healthz.",
+        "Never run the migrations by hand on production; use zm db migrate.",
+        "The billing service retries webhooks three times.",
+    ):
+        remember(app, Caller("alice"), RememberRequest(content=text, kind=Kind.FACT, scope="personal"))
+    warm.start_query_process(app)
+    assert app.query_process is not None
+    ready(app.query_process)
+    yield app
+
+
+def test_recall_answers_alike_with_the_query_process_and_without(served: App, alice: Caller) -> None:
+    process = served.query_process
+    assert process is not None
+    queries = ["when do we deploy", "health endpoint", "how to migrate the database", "webhook retries"]
+    taken: list[np.ndarray | None] = []
+    take = process._take
+    process._take = lambda: taken.append(take()) or taken[-1]  # type: ignore[method-assign]
+    with_process = [recall(served, alice, q, channel=None).hits for q in queries]
+    assert len(taken) == len(queries) and all(v is not None for v in taken)  # each embedded by the process
+    served.query_process = None
+    without = [recall(served, alice, q, channel=None).hits for q in queries]
+    served.query_process = process
+    assert [[h.id for h in hits] for hits in with_process] == [[h.id for h in hits] for hits in without]
+    assert with_process[0][0].content.startswith("Deploys happen")
+    asked = process.ask("free after every recall")
+    assert asked is not None
+    asked.forget()
+
+
+def test_a_recall_that_fails_frees_the_query_process(served: App, alice: Caller) -> None:
+    with pytest.raises(errors.ZMError):
+        recall(served, alice, "when do we deploy", scopes_arg=["project:no-such-project"])
+    process = served.query_process
+    assert process is not None
+    asked = process.ask("free again")
+    assert asked is not None and asked.take() is not None
+
+
+def test_the_warm_up_step_starts_no_process_when_it_would_not_pay(
+    make_app: Callable[..., App], embedder: Embedder
+) -> None:
+    off = make_app({"ZM_QUERY_PROCESS": "0"})
+    warm.start_query_process(off)
+    assert off.query_process is None
+    quick = make_app({"ZM_QUERY_PROCESS": "1", "ZM_EMBEDDING_MODEL": "hash:512"}, embedder=HashingEmbedder(512))
+    warm.start_query_process(quick)  # a hashing embedder embeds a query in microseconds
+    assert quick.query_process is None
+
+
+def test_the_app_closes_its_query_process(make_app: Callable[..., App], embedder: Embedder) -> None:
+    app = make_app({"ZM_QUERY_PROCESS": "1"})
+    warm.start_query_process(app)
+    process = app.query_process
+    assert process is not None and process._process is not None
+    pid = process._process.pid
+    app.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
