@@ -13,7 +13,8 @@ again), recall, and now and then a background scan_hygiene. ``--server-env``
 sets a variable for the server only (e.g. ``OPENBLAS_NUM_THREADS=1``);
 ``--workers N`` runs ``zm serve --workers N``.
 
-Then it checks the books (tests/reliability/load.py): errors, acknowledged
+The load starts once the server's processes are idle (the warm-up done, each
+worker's query process loaded). Then it checks the books (tests/reliability/load.py): errors, acknowledged
 writes lost or duplicated, the database's consistency; and prints p50, p95
 and max latency per tool and the throughput, and the CPU time of a call: the
 server's (``zm serve`` and its workers, from /proc) and this process's (the
@@ -52,6 +53,19 @@ def database_url(store: str, explicit: str | None) -> str | None:
     return fresh_pg_url()
 
 
+def settled(pid: int, timeout_s: float = 60) -> None:
+    """Wait until the server's processes are idle: its warm-up done, each worker's query process loaded (their
+    start is not the load's)."""
+    deadline = time.monotonic() + timeout_s
+    before = tree_cpu_s(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = tree_cpu_s(pid)
+        if now - before < 0.02:
+            return
+        before = now
+
+
 def measure(
     clients: int, seconds: float, url: str | None, seed: int, env: dict[str, str], workers: int = 1
 ) -> dict[str, Any]:
@@ -62,6 +76,7 @@ def measure(
     with running(service):
         assert service.process is not None
         pid = service.process.pid
+        settled(pid)
         server_cpu, client_cpu = tree_cpu_s(pid), time.process_time()
         log = load.run(service, clients=clients, seconds=seconds, users=USERS, seed=seed)
         server_cpu, client_cpu = tree_cpu_s(pid) - server_cpu, time.process_time() - client_cpu

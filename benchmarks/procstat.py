@@ -26,6 +26,12 @@ def cpu_s(pid: int, *, thread: int | None = None, reaped: bool = False) -> float
     return sum(int(value) for value in fields[11 : 15 if reaped else 13]) / TICKS
 
 
+def descendants(pid: int) -> list[int]:
+    """A process's live children, theirs, and so on (the query process of each worker of ``zm serve``)."""
+    found = children(pid)
+    return [each for child in found for each in [child, *descendants(child)]]
+
+
 def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and of its live children."""
-    return sum(cpu_s(each) for each in [pid, *children(pid)])
+    """User + system CPU seconds of a process and of its live descendants."""
+    return sum(cpu_s(each) for each in [pid, *descendants(pid)])

@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
-from procstat import children, cpu_s  # noqa: E402
+from procstat import children, cpu_s, descendants  # noqa: E402
 from tests.mcp.helpers import connect  # noqa: E402
 from tests.reliability import aio, load  # noqa: E402
 from tests.reliability.crash import WORDS, sentence  # noqa: E402
@@ -80,14 +80,16 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and its reaped children (``zm serve --workers``)."""
-    return cpu_s(pid, reaped=True) + sum(cpu_s(child) for child in children(pid))
+    """User + system CPU seconds of a process, its reaped children and its live descendants (``zm serve
+    --workers`` and each one's query process)."""
+    return cpu_s(pid, reaped=True) + sum(cpu_s(each) for each in descendants(pid))
 
 
 def rss_mb(pid: int) -> float:
-    """Resident memory of a process and its live children (the workers of ``zm serve --workers``), MB."""
+    """Resident memory of a process and its live descendants (the workers of ``zm serve --workers``, the query
+    processes), MB."""
     total = 0
-    for each in [pid, *children(pid)]:
+    for each in [pid, *descendants(pid)]:
         status = Path(f"/proc/{each}/status").read_text()
         total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
     return round(total / 1024, 1)

@@ -50,6 +50,9 @@ class App:
     # Recall's queries embedded beside its reads in a process of their own: started by a server on SQLite
     # (``server/warm.py``), stopped by ``close``.
     query_process: QueryProcess | None = None
+    # MCP tool calls this process is answering now (``mcp/server.py``): the query process is asked only by a
+    # call alone, whose reads would otherwise leave the other core idle.
+    calls_in_flight: int = 0
 
     def __post_init__(self) -> None:
         self.telemetry = Telemetry(self.store)

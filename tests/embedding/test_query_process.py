@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import numpy as np
 import pytest
 
@@ -20,6 +21,8 @@ from zero_memory.embedding import Embedder
 from zero_memory.embedding.base import embed_queries
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.embedding.query_process import QueryProcess
+from zero_memory.mcp import server as mcp_server
+from zero_memory.mcp.server import build_server
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
@@ -192,3 +195,41 @@ def test_the_app_closes_its_query_process(make_app: Callable[..., App], embedder
     app.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_recall_with_other_calls_in_flight_embeds_its_own(served: App, alice: Caller) -> None:
+    """Other calls in flight keep the cores busy: the hand-off would cost more than it frees."""
+    process = served.query_process
+    assert process is not None
+    taken: list[np.ndarray | None] = []
+    take = process._take
+    process._take = lambda: taken.append(take()) or taken[-1]  # type: ignore[method-assign]
+    served.calls_in_flight = 2  # this call and another
+    busy = recall(served, alice, "when do we deploy", channel=None).hits
+    assert taken == []
+    served.calls_in_flight = 1  # this call alone
+    alone = recall(served, alice, "when do we deploy", channel=None).hits
+    assert len(taken) == 1 and [h.id for h in busy] == [h.id for h in alone]
+
+
+def test_the_mcp_server_counts_the_calls_in_flight(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = build_server(app)
+    seen: list[int] = []
+
+    async def answering(*args: object, **kwargs: object) -> str:
+        seen.append(app.calls_in_flight)
+        await anyio.sleep(0.05)  # the other call starts meanwhile
+        if len(seen) == 2:
+            raise RuntimeError("a call that fails")
+        return "answered"
+
+    monkeypatch.setattr(mcp_server, "invoke", answering)
+
+    async def two_at_once() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.call_tool, "recall", {"query": "a"})
+            group.start_soon(server.call_tool, "recall", {"query": "b"})
+
+    with pytest.raises(ExceptionGroup):
+        anyio.run(two_at_once)
+    assert seen == [1, 2] and app.calls_in_flight == 0  # counted while answering, and after a failure too

@@ -79,9 +79,13 @@ class ZMServer(MCPServer[Any]):
                 return await super().call_tool(name, arguments, context)
             return error_result(errors.validation(f"name: there is no tool {field_name(name)!r}"))
         ctx = context if context is not None else Context(mcp_server=self)
-        return await invoke(
-            spec, arguments, self.zm, lambda: self.identity.caller(ctx), workspace=partial(roots_workspace, ctx)
-        )
+        self.zm.calls_in_flight += 1  # on the event loop's thread: no lock
+        try:
+            return await invoke(
+                spec, arguments, self.zm, lambda: self.identity.caller(ctx), workspace=partial(roots_workspace, ctx)
+            )
+        finally:
+            self.zm.calls_in_flight -= 1
 
 
 def tool_modules() -> list[ModuleType]:
