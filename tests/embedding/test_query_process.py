@@ -77,31 +77,26 @@ def test_one_query_at_a_time_and_none_before_it_is_ready(tmp_path: Path) -> None
         process.close()
 
 
-def test_a_child_with_another_model_is_never_asked(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    process = QueryProcess("hash:32", tmp_path / "cache", HashingEmbedder(64))  # the server's model is hash-64
+@pytest.mark.parametrize(
+    ("model", "warning"),
+    [
+        ("hash:32", "not the server's hash-64"),  # a model other than the server's (hash-64)
+        ("no-such-model", "did not start"),  # a child that cannot build its model
+    ],
+)
+def test_a_child_without_the_servers_model_is_never_asked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, model: str, warning: str
+) -> None:
+    process = QueryProcess(model, tmp_path / "cache", HashingEmbedder(64))
     process.start()
     try:
         deadline = time.monotonic() + WAIT_S
         with caplog.at_level(logging.WARNING):
-            while "not the server's hash-64" not in caplog.text:
+            while warning not in caplog.text:
                 assert time.monotonic() < deadline
                 assert process.ask("anything") is None
                 time.sleep(0.01)
         assert not process.ready and process.ask("anything") is None
-    finally:
-        process.close()
-
-
-def test_a_child_that_cannot_build_its_model_is_never_asked(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    process = QueryProcess("no-such-model", tmp_path / "cache", HashingEmbedder(64))
-    process.start()
-    try:
-        deadline = time.monotonic() + WAIT_S
-        with caplog.at_level(logging.WARNING):
-            while "did not start" not in caplog.text:
-                assert time.monotonic() < deadline
-                assert process.ask("anything") is None
-                time.sleep(0.01)
     finally:
         process.close()
 
