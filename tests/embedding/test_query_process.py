@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from zero_memory import errors
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
 from zero_memory.domain.memory import Kind
-from zero_memory.embedding import Embedder
+from zero_memory.embedding import Embedder, query_process
 from zero_memory.embedding.base import embed_queries
 from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.embedding.query_process import QueryProcess
@@ -111,6 +112,20 @@ def test_a_child_that_dies_leaves_the_caller_to_embed(hashing: QueryProcess) -> 
     child.wait()
     asked = hashing.ask("asked of a dead child")  # the pipe may still take it: the answer never comes
     assert asked is None or asked.take() is None
+    assert hashing.ask("and after") is None and not hashing.ready
+
+
+def test_a_child_that_does_not_answer_is_stopped_and_the_caller_embeds(
+    hashing: QueryProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ready(hashing)
+    child = hashing._process
+    assert child is not None
+    monkeypatch.setattr(query_process, "TAKE_TIMEOUT_S", 0.2)
+    os.kill(child.pid, signal.SIGSTOP)  # stuck
+    asked = hashing.ask("asked of a stuck child")
+    assert asked is not None and asked.take() is None
+    assert child.poll() is not None  # stopped for good, not left behind
     assert hashing.ask("and after") is None and not hashing.ready
 
 

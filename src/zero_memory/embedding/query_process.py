@@ -31,6 +31,10 @@ from zero_memory.embedding.base import Embedder, embed_queries
 log = logging.getLogger(__name__)
 
 READY = "ready"
+# A query's vector not back by then (the bundled model takes milliseconds) means a child stuck: it is stopped,
+# and the caller embeds the query itself.
+TAKE_TIMEOUT_S = 10.0
+CLOSE_WAIT_S = 5.0  # for the child to end once its pipe is closed, before it is killed
 _SOURCE = Path(__file__).resolve().parents[2]  # the folder this package is imported from, for the child too
 
 
@@ -112,6 +116,9 @@ class QueryProcess:
         """The vector of the query sent, once it comes; None if the child failed or died. Releases the lock."""
         try:
             assert self._conn is not None
+            if not self._conn.poll(TAKE_TIMEOUT_S):
+                self._drop(f"did not answer in {TAKE_TIMEOUT_S:g} s", kill=True)
+                return None
             answer = self._conn.recv_bytes()
         except (EOFError, OSError):
             self._drop("died")
@@ -122,21 +129,21 @@ class QueryProcess:
             return None  # the child's model failed on this query: the caller's will say why
         return np.frombuffer(answer, dtype=np.float32)
 
-    def _drop(self, why: str) -> None:
-        """Never ask the child again; under the lock."""
+    def _drop(self, why: str, *, kill: bool = False) -> None:
+        """Never ask the child again (``kill``: stop it at once); under the lock."""
         if self._conn is not None and not self._closed:
             log.warning("the query embedding process %s; queries are embedded in this process", why)
         self._ready = False
-        self._close_child()
+        self._close_child(wait_s=0 if kill else CLOSE_WAIT_S)
 
-    def _close_child(self) -> None:
+    def _close_child(self, wait_s: float = 0.0) -> None:
         conn, process = self._conn, self._process
         self._conn = self._process = None
         if conn is not None:
             conn.close()  # the child reads the end of its pipe, and returns
         if process is not None:
             try:
-                process.wait(timeout=5)
+                process.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
@@ -146,7 +153,7 @@ class QueryProcess:
         with self._lock:
             self._closed = True
             self._ready = False
-            self._close_child()
+            self._close_child(wait_s=CLOSE_WAIT_S)
 
 
 class Asked:
