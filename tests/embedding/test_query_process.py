@@ -222,7 +222,13 @@ def test_a_recall_with_other_calls_in_flight_embeds_its_own(served: App, alice: 
     assert len(taken) == 1 and [h.id for h in busy] == [h.id for h in alone]
 
 
-def test_the_mcp_server_counts_the_calls_in_flight(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_mcp_server_counts_the_calls_in_flight(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
     server = build_server(app)
     seen: list[int] = []
 
@@ -235,11 +241,8 @@ def test_the_mcp_server_counts_the_calls_in_flight(app: App, monkeypatch: pytest
 
     monkeypatch.setattr(mcp_server, "invoke", answering)
 
-    async def two_at_once() -> None:
+    with pytest.raises(ExceptionGroup):
         async with anyio.create_task_group() as group:
             group.start_soon(server.call_tool, "recall", {"query": "a"})
             group.start_soon(server.call_tool, "recall", {"query": "b"})
-
-    with pytest.raises(ExceptionGroup):
-        anyio.run(two_at_once)
     assert seen == [1, 2] and app.calls_in_flight == 0  # counted while answering, and after a failure too

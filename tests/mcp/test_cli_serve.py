@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -145,7 +144,8 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def test_zm_serve_embeds_recall_queries_in_its_query_process(deployment: Deployment) -> None:
+@pytest.mark.anyio
+async def test_zm_serve_embeds_recall_queries_in_its_query_process(deployment: Deployment) -> None:
     """On SQLite the server starts the query process after its warm-up; recalls over MCP are embedded there, and
     it ends with the server."""
     log = deployment.home / "serve-query-process.log"
@@ -169,7 +169,7 @@ def test_zm_serve_embeds_recall_queries_in_its_query_process(deployment: Deploym
 
         time.sleep(3)  # the process has loaded its model (its ticks settle)
         before = _cpu_ticks(pid)
-        answers = anyio.run(recalls)
+        answers = await recalls()
         assert all(a["hits"] and a["hits"][0]["content"].startswith("Deploys go out") for a in answers)
         assert _cpu_ticks(pid) > before  # it embedded them
     finally:
