@@ -151,20 +151,17 @@ def reader(home: Path, config: str, count: int) -> None:
         command, *rest = line.split()
         if command == "quit":
             break
+        if process is not None:
+            # Without the embedding the query process has nothing to do: recall embeds (looks up) here.
+            app.query_process = None if command == "bare" else process
+        _VECTORS.clear()
         if command == "stages":
-            _VECTORS.clear()
-            if process is not None:
-                app.query_process = process
             print(json.dumps(staged()), flush=True)
             continue
         if command == "rss":
             print(json.dumps(peak_rss_mb()), flush=True)
             continue
         texts = _TEXTS if command == "first" else _TEXTS[int(rest[0]) : int(rest[1])]
-        _VECTORS.clear()
-        if process is not None:
-            # Without the embedding the query process has nothing to do: recall embeds (looks up) here.
-            app.query_process = None if command == "bare" else process
         if command == "bare":
             _VECTORS.update(vectors)
         ms = []
