@@ -187,8 +187,10 @@ class _QueryVector:
         self._embedding: Future[np.ndarray] | None = None
         self._asked: Asked | None = None
         if not app.store.reads_in_server:
-            # Alone: with other calls in flight the cores are busy with them, and the hand-off costs more CPU
-            # than it frees (measured: eight HTTP clients on two workers, 77 calls/s asking it, 86 without).
+            # Alone: with other calls in flight the cores are busy with them, and there is no idle core for
+            # the process to use, only the hand-off to pay. (Eight HTTP clients on two workers: the same
+            # calls/s with the process and without; every recall asking it was not measured apart from the
+            # processes' start, docs/benchmarks-archive.md.)
             process = app.query_process if app.calls_in_flight <= 1 else None
             self._asked = None if process is None else process.ask(query)
             if self._asked is None:
