@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from zero_memory.domain.memory import AuthorKind, Brief, Kind, Rank
-from zero_memory.memory.recall import Candidate, rank
+from zero_memory.domain.memory import AuthorKind, Brief, Kind, Rank, age_days
+from zero_memory.memory.recall import Candidate, asks, rank, relevance, score, standing
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -27,17 +29,8 @@ class Row:
     rank: Rank = Rank.AGENT
 
     def candidate(self) -> Candidate:
-        brief = Brief(
-            id=self.id,
-            scope="user.alice",
-            kind=self.kind,
-            content=self.id,
-            author_kind=AuthorKind.AGENT,
-            agent_name="test",
-            rank=self.rank,
-            created_at=NOW - timedelta(days=self.days),
-        )
-        return Candidate(brief, self.similarity, self.text, self.sessions, self.challenged)
+        brief = _brief(self.id, self.id, self.kind, self.rank, self.days)
+        return Candidate(standing(brief, self.text, NOW), self.similarity, self.sessions, self.challenged)
 
 
 CASES = [
@@ -72,7 +65,50 @@ CASES = [
 
 @pytest.mark.parametrize(("rows", "limit", "expected"), CASES)
 def test_rank_orders_and_selects(rows: list[Row], limit: int, expected: list[str]) -> None:
-    ranked = rank([r.candidate() for r in rows], NOW, limit)
+    ranked = rank([r.candidate() for r in rows], limit)
     assert [brief.id for _, brief in ranked] == expected
     scores = [value for value, _ in ranked]
     assert scores == sorted(scores, reverse=True)
+
+
+def _brief(memory_id: str, content: str, kind: Kind, rank: Rank, days: float) -> Brief:
+    return Brief(
+        id=memory_id,
+        scope="user.alice",
+        kind=kind,
+        content=content,
+        author_kind=AuthorKind.AGENT,
+        agent_name="test",
+        rank=rank,
+        created_at=NOW - timedelta(days=days),
+    )
+
+
+@given(
+    similarity=st.floats(-1.0, 1.0),
+    text=st.floats(0.0, 1.0),
+    days=st.floats(0.0, 5_000.0),
+    sessions=st.integers(0, 200),
+    challenged=st.booleans(),
+    kind=st.sampled_from(list(Kind)),
+    rank_=st.sampled_from(list(Rank)),
+    question=st.booleans(),
+)
+def test_rank_scores_exactly_as_score_defines(
+    similarity: float,
+    text: float,
+    days: float,
+    sessions: int,
+    challenged: bool,
+    kind: Kind,
+    rank_: Rank,
+    question: bool,
+) -> None:
+    """The standing made before the query's vector comes, settled after it, is ``score`` of ``relevance`` to
+    the last bit: the same sums in the same order, so recall ranks as the rule is written."""
+    brief = _brief("m", "Was it this?" if question else "It was this.", kind, rank_, days)
+    [(value, _)] = rank([Candidate(standing(brief, text, NOW), similarity, sessions, challenged)], 1)
+    expected = score(
+        relevance(similarity, text, asks(brief)), brief, age_days(brief.created_at, NOW), sessions, challenged
+    )
+    assert value == expected

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NamedTuple
@@ -101,65 +100,80 @@ def use_bonus(sessions: int) -> float:
 def score(base: float, memory: Memory | Brief, age: float, sessions: int, challenged: bool) -> float:
     """Relevance first; age and use only reorder memories within ``RECENCY_BONUS + REINFORCEMENT_BONUS`` of
     each other (an episode is about a moment: of two equally relevant ones the newer comes first)."""
-    value = base + RECENCY_BONUS * age_factor(memory, age)
+    return settled(
+        base + RECENCY_BONUS * age_factor(memory, age), sessions, challenged, memory.rank == Rank.PROVISIONAL
+    )
+
+
+def settled(value: float, sessions: int, challenged: bool, provisional: bool) -> float:
+    """A score from a memory's relevance with its recency bonus (``value``): its use added, or the challenge's
+    demotion; then the provisional rank's."""
     if challenged:
         # A memory that misled an agent is demoted; what it was served before is no evidence for it.
         value *= CHALLENGED_FACTOR
     else:
         value += use_bonus(sessions)
-    if memory.rank == Rank.PROVISIONAL:
+    if provisional:
         value *= PROVISIONAL_FACTOR
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A memory recall may return, with everything its rank depends on."""
+class Standing(NamedTuple):
+    """What a candidate's score holds that neither its similarity nor its use decides: the full text's
+    candidates have theirs made while the query is still being embedded. A candidate's ``score`` is
+    ``settled(max(0, similarity) × factor + text + recency, ...)``: the same sums in the same order."""
 
     brief: Brief
+    text: float  # TEXT_WEIGHT × its text score
+    factor: float  # what its similarity counts: QUESTION_SIMILARITY for a memory that asks, else all of it
+    recency: float  # RECENCY_BONUS × its age factor
+    provisional: bool
+
+
+def standing(brief: Brief, text_score: float, now: datetime) -> Standing:
+    return Standing(
+        brief,
+        TEXT_WEIGHT * text_score,
+        QUESTION_SIMILARITY if asks(brief) else 1.0,
+        RECENCY_BONUS * age_factor(brief, age_days(brief.created_at, now)),
+        brief.rank == Rank.PROVISIONAL,
+    )
+
+
+class Candidate(NamedTuple):
+    """A memory recall may return, with everything its rank depends on."""
+
+    standing: Standing
     similarity: float  # to the query vector; 0 for a memory without one
-    text_score: float  # the share of the query's word weight its text holds
     sessions: int  # agent sessions recall served it to within the reinforcement window
     challenged: bool  # an open dispute says it misled an agent
 
 
-def rank(candidates: Iterable[Candidate], now: datetime, limit: int) -> list[tuple[float, Brief]]:
+def rank(candidates: Iterable[Candidate], limit: int) -> list[tuple[float, Brief]]:
     """The ``limit`` best candidates with their scores, best first; equal scores in id order."""
     scored = [
-        (
-            score(
-                relevance(c.similarity, c.text_score, asks(c.brief)),
-                c.brief,
-                age_days(c.brief.created_at, now),
-                c.sessions,
-                c.challenged,
-            ),
-            c.brief,
-        )
-        for c in candidates
+        (settled(max(0.0, similarity) * s.factor + s.text + s.recency, sessions, challenged, s.provisional), s.brief)
+        for s, similarity, sessions, challenged in candidates
     ]
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
     return scored[:limit]
 
 
 class _TextSide(NamedTuple):
-    """What recall takes from full text: the query's plan, and its candidates (briefs the reader may see)
-    with their vectors (those that have one) and their text scores."""
+    """What recall takes from full text: the query's plan, and its candidates (those the reader may see)
+    with their standings, and the vectors of those that have one (``ids``, rows of ``vectors``)."""
 
     plan: TextPlan
-    briefs: dict[str, Brief]
-    vectors: dict[str, np.ndarray]
-    scores: dict[str, float]
+    standings: dict[str, Standing]
+    ids: list[str]
+    vectors: np.ndarray | None
 
-    def score_of(self, memory: Brief) -> float:
-        found = self.scores.get(memory.id)
-        return self.plan.score(memory.content) if found is None else found
-
-    def similarity(self, memory_id: str, vector: np.ndarray) -> float | None:
-        """A candidate's similarity to the query vector (None without a vector), for those the vector
-        search did not find: most it did, and their similarity is known."""
-        found = self.vectors.get(memory_id)
-        return None if found is None else float(found @ vector)
+    def similarities(self, vector: np.ndarray) -> dict[str, float]:
+        """The similarities to the query vector of the candidates with a vector: each row's dot product as
+        ``row @ vector`` makes it (``vecdot``; one matrix product rounds a row by where it sits)."""
+        if self.vectors is None:
+            return {}
+        return dict(zip(self.ids, np.vecdot(self.vectors, vector).tolist(), strict=True))
 
 
 class _QueryVector:
@@ -225,18 +239,19 @@ class _QueryVector:
 
 
 def _text_side(
-    tx: Tx, vis: Visibility, query: str, vector: _QueryVector, scopes: Collection[str], pool: int
+    tx: Tx, vis: Visibility, query: str, vector: _QueryVector, scopes: Collection[str], pool: int, now: datetime
 ) -> _TextSide:
     plan = tx.text_plan(query)
     vector.start()  # while the candidates are read
     # Read with their vectors: those full text alone finds are compared with the query vector too (the
     # ones the vector search also finds are read twice).
     read = tx.text_briefs(plan, scopes=scopes, limit=pool, reader=vis)
+    with_vector = [(i, v) for i, (_, v) in read.items() if v is not None]
     return _TextSide(
         plan,
-        {i: brief for i, (brief, _) in read.items()},
-        {i: v for i, (_, v) in read.items() if v is not None},
-        {i: plan.score(brief.content) for i, (brief, _) in read.items()},
+        {i: standing(brief, plan.score(brief.content), now) for i, (brief, _) in read.items()},
+        [i for i, _ in with_vector],
+        np.stack([v for _, v in with_vector]) if with_vector else None,
     )
 
 
@@ -272,7 +287,7 @@ def recall(
         covered = read_set(tx, vis, scopes_arg, hinted, session)
         pool = max(config.recall_candidates, limit * 4)
         candidates, marks = _gather(tx, vis, query, vector, covered, kinds, pool, config.recall_similarity, now)
-        ranked = rank(candidates, now, limit)
+        ranked = rank(candidates, limit)
         # Freshness only matters for what is returned.
         reaffirmed = freshness.affirmed(tx, [m for _, m in ranked], now)
     if session.pending:
@@ -321,26 +336,26 @@ def _gather(
     read of them for that (the open disputes about them, and their anchors, for the answer)."""
     search = tx.vector_search(floor=floor, limit=pool, scopes=covered, kinds=kinds or None)
     # The full text is read while the index is searched (on SQLite, beside it on another thread), or on
-    # PostgreSQL while the query is embedded.
-    neighbours, text = search.run(vector, lambda: _text_side(tx, vis, query, vector, covered, pool))
-    similarity = {n.brief.id: n.similarity for n in neighbours}
+    # PostgreSQL while the query is embedded; its candidates' standings are made there too.
+    neighbours, text = search.run(vector, lambda: _text_side(tx, vis, query, vector, covered, pool, now))
     # Ranked on briefs (no source, no history): recall returns what they hold.
-    found = {n.brief.id: n.brief for n in neighbours if n.brief.scope in vis.readable}
-    found.update({i: brief for i, brief in text.briefs.items() if i not in found})
-    briefs = [m for m in found.values() if m.live and (not kinds or m.kind in kinds)]
-    query_vector = vector()
-    for m in briefs:
-        if m.id not in similarity and (other := text.similarity(m.id, query_vector)) is not None:
-            similarity[m.id] = other
+    standings = text.standings
+    similarity = text.similarities(vector())
+    for n in neighbours:
+        if n.brief.scope in vis.readable:
+            similarity[n.brief.id] = n.similarity
+            if n.brief.id not in standings:
+                standings[n.brief.id] = standing(n.brief, text.plan.score(n.brief.content), now)
+    kept = [s for s in standings.values() if s.brief.live and (not kinds or s.brief.kind in kinds)]
     # The disputes, the sessions served and the anchors in one call (one round trip on PostgreSQL): the
     # anchors only matter for the few returned, but asked of every candidate they cost no round trip.
     marks = tx.candidate_marks(
-        [m.id for m in briefs], since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL
+        [s.brief.id for s in kept], since=now - timedelta(days=REINFORCEMENT_WINDOW_DAYS), channel=Channel.RECALL
     )
     sessions = marks.sessions
     challenged = {d.memory_a for d in marks.disputes if d.verdict in CHALLENGE_VERDICTS}
     candidates = [
-        Candidate(m, similarity.get(m.id, 0.0), text.score_of(m), sessions.get(m.id, 0), m.id in challenged)
-        for m in briefs
+        Candidate(s, similarity.get(s.brief.id, 0.0), sessions.get(s.brief.id, 0), s.brief.id in challenged)
+        for s in kept
     ]
     return candidates, marks
