@@ -15,6 +15,8 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.store.conftest import sqlite_url
 from tests.store.factories import DIM, AsSystem, add_users, at, brief_of, memory, put, random_unit
@@ -736,3 +738,40 @@ def test_the_exact_scans_matrix_has_a_row_for_every_state_the_index_keeps() -> N
         index.refresh(source)
     assert index._matrix is not None and len(index._matrix) >= len(index._live) > far
     assert index.candidates(random_unit(far), Filter.of(None, "alice"), want=1, floor=-1.0)[0][0] == far
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.1234565, 0.1234575, 0.5, -0.25, 0.7777771, 0.7777779]),
+            st.integers(-3, 3),
+            st.integers(0, 30),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from([-1.0, 0.0, 0.5]),
+)
+def test_scored_rows_are_best_first_and_in_id_order_when_equal_to_six_decimals(
+    rows: list[tuple[float, int, int]], floor: float
+) -> None:
+    """``_scored`` orders as its rule says, ``(-round(similarity, 6), id)``, however near the ties: values a
+    few last-bit steps apart on either side of a rounding step, copies, repeated ids."""
+    values = [np.float32(base) + np.float32(steps) * np.float32(6e-8) for base, steps, _ in rows]
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[0] = 1.0
+    blobs = []
+    for value in values:
+        row = np.zeros(DIM, dtype=np.float32)
+        row[0] = value
+        blobs.append(row.tobytes())
+    ids = [f"m{name:02d}" for _, _, name in rows]
+    scored = sqlite_vectors._scored(vector, blobs, ids, floor, DIM)
+    similarities = [float(v) for v in values]
+    expected = sorted(
+        ((similarities[at], ids[at], at) for at in range(len(rows)) if similarities[at] >= floor),
+        key=lambda hit: (-round(hit[0], 6), hit[1]),
+    )
+    assert [(memory_id, round(sim, 6)) for sim, memory_id, _ in scored] == [
+        (memory_id, round(sim, 6)) for sim, memory_id, _ in expected
+    ]
+    assert sorted(at for _, _, at in scored) == sorted(at for _, _, at in expected)

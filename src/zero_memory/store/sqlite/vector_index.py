@@ -788,7 +788,7 @@ def _top(row: np.ndarray, want: int, floor: float) -> list[tuple[int, float]]:
     if len(above) > want:
         above = above[np.argpartition(-row[above], want - 1)[:want]]
     above = above[np.argsort(-row[above], kind="stable")]
-    return [(int(i), float(row[i])) for i in above]
+    return list(zip(above.tolist(), row[above].tolist(), strict=True))
 
 
 def _missed(pending: np.ndarray, keys: np.ndarray, cut: np.ndarray, probes: np.ndarray) -> np.ndarray:

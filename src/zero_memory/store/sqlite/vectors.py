@@ -34,6 +34,8 @@ SWEEP_THREADS = 2  # the batch's searches on both cores
 # at 30,000, 1.81 against 2.17 at 50,000 (0.1-0.2 ms more CPU a recall); with both cores busy with other
 # work, within the noise at 50,000 (2.21 and 2.37 against 2.36 and 2.30 ms).
 BESIDE_MIN_ROWS = 20_000
+# Similarities further apart than this (more than a millionth) differ to six decimals.
+TIE_GAP = 2e-6
 
 
 class SQLiteVectors(RecallRows):
@@ -292,15 +294,21 @@ def _scored(
     # differently by where they sit in the matrix (measured: most products of a few identical 16- to
     # 512-dimension rows), so equal memories came out unequal and not in id order.
     similarities = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
-    above = similarities >= floor
-    scored = [
-        (similarity, ids[at], at)
-        for at, (similarity, kept) in enumerate(zip(similarities.tolist(), above.tolist(), strict=True))
-        if kept
-    ]
+    kept = np.flatnonzero(similarities >= floor)
+    kept = kept[np.argsort(-similarities[kept], kind="stable")]
+    ordered = similarities[kept]
+    scored = [(similarity, ids[at], at) for similarity, at in zip(ordered.tolist(), kept.tolist(), strict=True)]
     # Equal similarities come in id order, as on PostgreSQL, not in index order; equal to six
-    # decimals, since BLAS may round two identical rows of one product differently in the last bit.
-    scored.sort(key=lambda hit: (-round(hit[0], 6), hit[1]))
+    # decimals, since BLAS may round two identical rows of one product differently in the last bit. Sorted by
+    # similarity, the rows equal to six decimals lie in runs of neighbours at most a millionth apart: only
+    # those runs are sorted again, by the rounded similarity and the id (rounding each of a hundred
+    # similarities was half of this function).
+    apart = np.flatnonzero(ordered[:-1] - ordered[1:] > TIE_GAP) + 1
+    start = 0
+    for end in [*apart.tolist(), len(scored)]:
+        if end - start > 1:
+            scored[start:end] = sorted(scored[start:end], key=lambda hit: (-round(hit[0], 6), hit[1]))
+        start = end
     return scored
 
 
