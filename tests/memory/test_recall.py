@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from tests.memory.helpers import write
 from zero_memory import errors
+from zero_memory.access import users
 from zero_memory.access.caller import Caller
 from zero_memory.app import App
+from zero_memory.bootstrap import build_app
 from zero_memory.clock import utcnow
 from zero_memory.domain.memory import Kind, Memory, Status
 from zero_memory.domain.records import Channel
-from zero_memory.memory.recall import RECENCY_BONUS, recall, relevance, score
+from zero_memory.embedding.hashing import HashingEmbedder
+from zero_memory.memory.recall import RECENCY_BONUS, TEXT_WEIGHT, recall, relevance, score
+from zero_memory.settings import Settings
 from zero_memory.store import system_tx
 
 
@@ -158,6 +163,26 @@ def test_old_core_facts_carry_stale_days(make_app, embedder) -> None:  # type: i
     app.clock = utcnow
     hit = recall(app, caller, "Node LTS release").hits[0]
     assert hit.stale_days == 20
+
+
+def test_a_memory_a_model_of_another_size_embedded_is_found_by_its_words(tmp_path: Path) -> None:
+    """After a change of embedding model, until ``zm db reindex``, a memory whose vector the former model made
+    (of another size) is still found by its words, its similarity counted as none: not an error."""
+    env = {"ZM_HOME": str(tmp_path), "ZM_USER": "alice", "ZM_QUERY_PROCESS": "0"}
+    before = build_app(Settings.from_environ(env), embedder=HashingEmbedder(256))
+    with system_tx(before.store, "test-setup", write=True) as tx:
+        users.add_user(tx, "alice", is_local=True)
+    alice = Caller("alice", client="test")
+    old = write(before, alice, "The zanzibar deploy runs on Fridays")
+    before.close()
+    after = build_app(Settings.from_environ(env), embedder=HashingEmbedder(128))
+    try:
+        new = write(after, alice, "The zanzibar release train leaves on Mondays")
+        hits = recall(after, alice, "zanzibar deploy", channel=None).hits
+    finally:
+        after.close()
+    assert [h.id for h in hits] == [old.id, new.id]
+    assert hits[0].score < TEXT_WEIGHT + RECENCY_BONUS + 0.01  # its words and its age: no similarity
 
 
 def test_browsing_without_recording_leaves_no_surfacing(app: App, alice: Caller) -> None:

@@ -197,6 +197,7 @@ class _QueryVector:
 
     def __init__(self, app: App, query: str) -> None:
         self._app, self._query = app, query
+        self.dim = app.embedder.dim
         self._vector: np.ndarray | None = None
         self._embedding: Future[np.ndarray] | None = None
         self._asked: Asked | None = None
@@ -246,7 +247,9 @@ def _text_side(
     # Read with their vectors: those full text alone finds are compared with the query vector too (the
     # ones the vector search also finds are read twice).
     read = tx.text_briefs(plan, scopes=scopes, limit=pool, reader=vis)
-    with_vector = [(i, v) for i, (_, v) in read.items() if v is not None]
+    # A memory whose vector another model made (a model of another size, before ``zm db reindex``) is found
+    # by its text alone, as one without a vector.
+    with_vector = [(i, v) for i, (_, v) in read.items() if v is not None and len(v) == vector.dim]
     return _TextSide(
         plan,
         {i: standing(brief, plan.score(brief.content), now) for i, (brief, _) in read.items()},
