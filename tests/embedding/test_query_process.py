@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,8 @@ from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
 from zero_memory.server import warm
+from zero_memory.store.sqlite import vectors as sqlite_vectors
+from zero_memory.store.sqlite.vector_index import VectorIndex
 
 WAIT_S = 60.0
 
@@ -129,6 +132,32 @@ def test_a_child_that_does_not_answer_is_stopped_and_the_caller_embeds(
     assert hashing.ask("and after") is None and not hashing.ready
 
 
+def test_an_answer_slower_than_the_spin_is_waited_for_asleep(
+    hashing: QueryProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller looks for the vector without sleeping for ``SPIN_S``; a child slower than that (here held
+    stopped for a tenth of a second) is then waited for asleep, and its vector taken, not given up on."""
+    ready(hashing)
+    child = hashing._process
+    assert child is not None
+    monkeypatch.setattr(query_process, "SPIN_S", 0.02)
+    os.kill(child.pid, signal.SIGSTOP)
+    resume = threading.Timer(0.1, os.kill, (child.pid, signal.SIGCONT))
+    began = time.monotonic()
+    resume.start()
+    try:
+        asked = hashing.ask("asked of a slow child")
+        assert asked is not None
+        vector = asked.take()
+    finally:
+        resume.join()
+    assert time.monotonic() - began >= 0.1
+    assert vector is not None and np.array_equal(
+        vector, embed_queries(HashingEmbedder(64), ["asked of a slow child"])[0]
+    )
+    assert hashing.ready  # still asked next time
+
+
 def test_close_stops_the_child(hashing: QueryProcess) -> None:
     ready(hashing)
     child = hashing._process
@@ -162,10 +191,12 @@ def test_recall_answers_alike_with_the_query_process_and_without(served: App, al
     assert process is not None
     queries = ["when do we deploy", "health endpoint", "how to migrate the database", "webhook retries"]
     taken: list[np.ndarray | None] = []
+    spins: list[bool] = []
     take = process._take
-    process._take = lambda: taken.append(take()) or taken[-1]  # type: ignore[method-assign]
+    process._take = lambda spin: spins.append(spin) or taken.append(take(spin)) or taken[-1]  # type: ignore[method-assign]
     with_process = [recall(served, alice, q, channel=None).hits for q in queries]
     assert len(taken) == len(queries) and all(v is not None for v in taken)  # each embedded by the process
+    assert all(spins)  # a small index: the full text read before the vector is wanted, nothing else waits
     served.query_process = None
     without = [recall(served, alice, q, channel=None).hits for q in queries]
     served.query_process = process
@@ -174,6 +205,24 @@ def test_recall_answers_alike_with_the_query_process_and_without(served: App, al
     asked = process.ask("free after every recall")
     assert asked is not None
     asked.forget()
+
+
+def test_the_vector_is_waited_for_asleep_while_the_full_text_is_read_beside_the_scan(
+    served: App, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large index reads the full text on another thread while it scans: a recall waiting for the query's
+    vector meanwhile does not spin for it (each look would take the interpreter lock from that thread)."""
+    process = served.query_process
+    assert process is not None
+    spins: list[bool] = []
+    take = process._take
+    process._take = lambda spin: spins.append(spin) or take(spin)  # type: ignore[method-assign]
+    alone = recall(served, alice, "when do we deploy", channel=None).hits
+    monkeypatch.setattr(sqlite_vectors, "BESIDE_MIN_ROWS", 0)
+    monkeypatch.setattr(VectorIndex, "uses_clusters", property(lambda index: True))  # the large index's way
+    beside = recall(served, alice, "when do we deploy", channel=None).hits
+    assert spins == [True, False]
+    assert [h.id for h in beside] == [h.id for h in alone]
 
 
 def test_a_recall_that_fails_frees_the_query_process(served: App, alice: Caller) -> None:
@@ -213,7 +262,7 @@ def test_a_recall_with_other_calls_in_flight_embeds_its_own(served: App, alice: 
     assert process is not None
     taken: list[np.ndarray | None] = []
     take = process._take
-    process._take = lambda: taken.append(take()) or taken[-1]  # type: ignore[method-assign]
+    process._take = lambda spin: taken.append(take(spin)) or taken[-1]  # type: ignore[method-assign]
     served.calls_in_flight = 2  # this call and another
     busy = recall(served, alice, "when do we deploy", channel=None).hits
     assert taken == []
