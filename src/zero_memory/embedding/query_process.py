@@ -141,7 +141,7 @@ class QueryProcess:
         A caller asleep in ``poll`` when the vector comes must be woken first. On this machine's virtual cores a
         recall's round trip to the child (1,000 memories, 600 recalls) took 2.04-2.08 ms asleep, 1.69-1.75 ms
         spinning (an embedding in the caller's process: 1.47-1.58 ms), and the reads after it took 0.68 ms
-        against 0.78 (the core kept running, its caches warm). The spin costs the wait in CPU (~1.2 ms a recall
+        against 0.78 (the core kept running, its caches warm). The spin costs the wait in CPU (~1 ms a recall
         at 1,000 memories), the core given up to whatever else wants it. A child slower than the spin is
         waited for asleep."""
         assert self._conn is not None
