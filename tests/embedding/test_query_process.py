@@ -235,11 +235,19 @@ def test_a_recall_that_fails_frees_the_query_process(served: App, alice: Caller)
 
 
 def test_the_warm_up_step_starts_no_process_when_it_would_not_pay(
-    make_app: Callable[..., App], embedder: Embedder
+    make_app: Callable[..., App], embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     off = make_app({"ZM_QUERY_PROCESS": "0"})
     warm.start_query_process(off)
     assert off.query_process is None
+    one_core = make_app({"ZM_QUERY_PROCESS": "1"})
+    with monkeypatch.context() as patched:
+        patched.setattr(warm.os, "sched_getaffinity", lambda pid: {0})  # a container given one core
+        warm.start_query_process(one_core)
+    assert one_core.query_process is None
+    monkeypatch.setattr(warm.os, "sched_getaffinity", lambda pid: {0, 1})
+    warm.start_query_process(one_core)  # the same app given two
+    assert one_core.query_process is not None
     quick = make_app({"ZM_QUERY_PROCESS": "1", "ZM_EMBEDDING_MODEL": "hash:512"}, embedder=HashingEmbedder(512))
     warm.start_query_process(quick)  # a hashing embedder embeds a query in microseconds
     assert quick.query_process is None

@@ -18,12 +18,14 @@ off the calls' path.
 
 ``zm serve`` adds a last step on SQLite (``QUERY_PROCESS``): it starts the query process
 (``embedding/query_process.py``), where recall's queries are embedded while its reads go on here, if a
-query's embedding is slow enough to be worth the hand-off and ``ZM_QUERY_PROCESS`` is not 0.
+query's embedding is slow enough to be worth the hand-off, the server may run on two cores or more, and
+``ZM_QUERY_PROCESS`` is not 0.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -58,9 +60,11 @@ def _index(app: App) -> None:
 
 def start_query_process(app: App) -> None:
     """Start the app's query process, unless it is off (``ZM_QUERY_PROCESS=0``), its store reads in a server of
-    its own (PostgreSQL, where a thread embeds while the server reads), one runs already, or a query is
-    embedded quickly anyway."""
+    its own (PostgreSQL, where a thread embeds while the server reads), one runs already, this process may run
+    on one core only (the child would only take turns with it), or a query is embedded quickly anyway."""
     if not app.settings.query_process or app.store.reads_in_server or app.query_process is not None:
+        return
+    if len(os.sched_getaffinity(0)) < 2:
         return
     if min(_timed(lambda: embed_queries(app.embedder, [WARM_TEXT])) for _ in range(3)) < QUERY_PROCESS_MIN_S:
         return
