@@ -25,6 +25,7 @@ from zero_memory.embedding.hashing import HashingEmbedder
 from zero_memory.embedding.query_process import QueryProcess
 from zero_memory.mcp import server as mcp_server
 from zero_memory.mcp.server import build_server
+from zero_memory.memory import recall as recall_module
 from zero_memory.memory.models import RememberRequest
 from zero_memory.memory.recall import recall
 from zero_memory.memory.write import remember
@@ -211,15 +212,27 @@ def test_the_vector_is_waited_for_asleep_while_the_full_text_is_read_beside_the_
     served: App, alice: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A large index reads the full text on another thread while it scans: a recall waiting for the query's
-    vector meanwhile does not spin for it (each look would take the interpreter lock from that thread)."""
+    vector meanwhile does not spin for it (each look would take the interpreter lock from that thread). A
+    small index reads it first, and spins."""
     process = served.query_process
     assert process is not None
     spins: list[bool] = []
+    taking = threading.Event()
     take = process._take
-    process._take = lambda spin: spins.append(spin) or take(spin)  # type: ignore[method-assign]
+    process._take = lambda spin: spins.append(spin) or taking.set() or take(spin)  # type: ignore[method-assign]
     alone = recall(served, alice, "when do we deploy", channel=None).hits
     monkeypatch.setattr(sqlite_vectors, "BESIDE_MIN_ROWS", 0)
     monkeypatch.setattr(VectorIndex, "uses_clusters", property(lambda index: True))  # the large index's way
+    text_side = recall_module._text_side
+
+    def held(*args: object) -> object:
+        # The full text still being read when the vector is taken (a thread started late could otherwise
+        # have read it all first, and the recall rightly spun).
+        assert taking.wait(WAIT_S)
+        return text_side(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recall_module, "_text_side", held)
+    taking.clear()
     beside = recall(served, alice, "when do we deploy", channel=None).hits
     assert spins == [True, False]
     assert [h.id for h in beside] == [h.id for h in alone]
