@@ -100,9 +100,11 @@ def use_bonus(sessions: int) -> float:
 def score(base: float, memory: Memory | Brief, age: float, sessions: int, challenged: bool) -> float:
     """Relevance first; age and use only reorder memories within ``RECENCY_BONUS + REINFORCEMENT_BONUS`` of
     each other (an episode is about a moment: of two equally relevant ones the newer comes first)."""
-    return settled(
-        base + RECENCY_BONUS * age_factor(memory, age), sessions, challenged, memory.rank == Rank.PROVISIONAL
-    )
+    return settled(base + recency_bonus(memory, age), sessions, challenged, memory.rank == Rank.PROVISIONAL)
+
+
+def recency_bonus(memory: Memory | Brief, age: float) -> float:
+    return RECENCY_BONUS * age_factor(memory, age)
 
 
 def settled(value: float, sessions: int, challenged: bool, provisional: bool) -> float:
@@ -119,23 +121,23 @@ def settled(value: float, sessions: int, challenged: bool, provisional: bool) ->
 
 
 class Standing(NamedTuple):
-    """What a candidate's score holds that neither its similarity nor its use decides: the full text's
-    candidates have theirs made while the query is still being embedded. A candidate's ``score`` is
-    ``settled(max(0, similarity) × factor + text + recency, ...)``: the same sums in the same order."""
+    """What a candidate's score depends on that is known before the query's vector: the full text's
+    candidates have theirs made while the query is still being embedded. ``rank`` scores a candidate as
+    ``score`` does, from ``relevance`` and these."""
 
     brief: Brief
-    text: float  # TEXT_WEIGHT × its text score
-    factor: float  # what its similarity counts: QUESTION_SIMILARITY for a memory that asks, else all of it
-    recency: float  # RECENCY_BONUS × its age factor
+    text_score: float  # the share of the query's word weight its text holds
+    question: bool  # it asks (``asks``)
+    recency: float  # its ``recency_bonus``
     provisional: bool
 
 
 def standing(brief: Brief, text_score: float, now: datetime) -> Standing:
     return Standing(
         brief,
-        TEXT_WEIGHT * text_score,
-        QUESTION_SIMILARITY if asks(brief) else 1.0,
-        RECENCY_BONUS * age_factor(brief, age_days(brief.created_at, now)),
+        text_score,
+        asks(brief),
+        recency_bonus(brief, age_days(brief.created_at, now)),
         brief.rank == Rank.PROVISIONAL,
     )
 
@@ -152,7 +154,10 @@ class Candidate(NamedTuple):
 def rank(candidates: Iterable[Candidate], limit: int) -> list[tuple[float, Brief]]:
     """The ``limit`` best candidates with their scores, best first; equal scores in id order."""
     scored = [
-        (settled(max(0.0, similarity) * s.factor + s.text + s.recency, sessions, challenged, s.provisional), s.brief)
+        (
+            settled(relevance(similarity, s.text_score, s.question) + s.recency, sessions, challenged, s.provisional),
+            s.brief,
+        )
         for s, similarity, sessions, challenged in candidates
     ]
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
