@@ -206,7 +206,7 @@ class _QueryVector:
         self._vector: np.ndarray | None = None
         self._embedding: Future[np.ndarray] | None = None
         self._asked: Asked | None = None
-        self._reading = False  # the full text is still to be read (``text_pending``)
+        self._text_pending = False  # the full text is still to be read (``text_pending``)
         if not app.store.reads_in_server:
             # Alone: with other calls in flight the cores are busy with them, and there is no idle core for
             # the process to use, only the hand-off to pay. (Eight HTTP clients on two workers: the same
@@ -230,7 +230,7 @@ class _QueryVector:
     def text_pending(self, pending: bool) -> None:
         """Whether the full text's side of the recall is still to be read (perhaps on another thread): whoever
         takes the vector from the query process meanwhile does not spin for it."""
-        self._reading = pending
+        self._text_pending = pending
 
     def start(self) -> None:
         """Embed the query on another thread, unless it is embedded or being embedded already."""
@@ -243,7 +243,7 @@ class _QueryVector:
             # Spinning for it only while no other thread reads for this recall (the full text beside a large
             # index's scan): each look takes the interpreter lock from that thread (measured at 30,000
             # memories: 3.43 against 3.30 ms a recall, its word counts read in 0.17 against 0.04 ms).
-            taken = self._asked.take(spin=not self._reading)
+            taken = self._asked.take(spin=not self._text_pending)
             self._vector = self._embed() if taken is None else taken  # None: the process failed on it, or is gone
             self._asked = None
         if self._vector is None:
